@@ -1,0 +1,97 @@
+// swift-tools-version:6.1
+// The backend: six services and a gateway exchanging JSON over ZeroMQ, each service
+// owning its SQLite database. See README.md for the architecture.
+import PackageDescription
+
+/// The services of the system: (library module, executable name, folder).
+let services: [(module: String, executable: String, folder: String)] = [
+    ("AuthService", "auth", "Auth"),
+    ("GoalsService", "goals", "Goals"),
+    ("RemindersService", "reminders", "Reminders"),
+    ("SavingsService", "savings", "Savings"),
+    ("BookingService", "booking", "Booking"),
+    ("StatsService", "stats", "Stats"),
+]
+
+let grdb: Target.Dependency = .product(name: "GRDB", package: "GRDB.swift")
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let lifecycle: Target.Dependency = .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let argumentParser: Target.Dependency = .product(name: "ArgumentParser", package: "swift-argument-parser")
+
+var targets: [Target] = [
+    // C libraries from Debian, wrapped as system libraries.
+    .systemLibrary(
+        name: "CZeroMQ", path: "Shared/CZeroMQ", pkgConfig: "libzmq",
+        providers: [.apt(["libzmq3-dev"])]),
+    .systemLibrary(
+        name: "COpenSSL", path: "Shared/COpenSSL", pkgConfig: "libcrypto",
+        providers: [.apt(["libssl-dev"])]),
+
+    // The platform every service stands on.
+    .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], path: "Shared/ZeroMQ"),
+    .target(
+        name: "Platform",
+        dependencies: ["ZeroMQ", "COpenSSL", grdb, logging, lifecycle, argumentParser],
+        path: "Shared/Platform"),
+    .target(
+        name: "SharedTesting", dependencies: ["Platform", "ZeroMQ", grdb],
+        path: "Shared/SharedTesting"),
+
+    // Gateway, stack runner and operator CLI.
+    .target(name: "GatewayService", dependencies: ["Platform", "ZeroMQ", logging, lifecycle], path: "Services/Gateway/GatewayService"),
+    .executableTarget(name: "gateway", dependencies: ["GatewayService", "Platform", lifecycle], path: "Services/Gateway/gateway"),
+    .executableTarget(
+        name: "stack", dependencies: ["Platform", argumentParser, logging], path: "Services/Stack"),
+    .executableTarget(
+        name: "ctl", dependencies: ["Platform", "ZeroMQ", argumentParser], path: "Services/Ctl"),
+
+    // Benchmarks (a command, not a test).
+    .executableTarget(
+        name: "bench",
+        dependencies: [
+            "Platform", "ZeroMQ", argumentParser,
+            .product(name: "Histogram", package: "hdrhistogram-swift"),
+        ],
+        path: "Tests/Benchmarks"),
+
+    // Tests.
+    .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], path: "Tests/ZeroMQTests"),
+    .testTarget(
+        name: "PlatformTests", dependencies: ["Platform", "ZeroMQ", "SharedTesting", grdb],
+        path: "Tests/PlatformTests"),
+    .testTarget(
+        name: "IntegrationTests",
+        dependencies: ["Platform", "ZeroMQ", "SharedTesting"],
+        path: "Tests/IntegrationTests"),
+]
+
+for service in services {
+    targets.append(
+        .target(
+            name: service.module, dependencies: ["Platform", grdb, logging],
+            path: "Services/\(service.folder)/\(service.module)"))
+    targets.append(
+        .executableTarget(
+            name: service.executable, dependencies: [.target(name: service.module), "Platform"],
+            path: "Services/\(service.folder)/\(service.executable)"))
+}
+
+let package = Package(
+    name: "Backend",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "gateway", targets: ["gateway"]),
+        .executable(name: "stack", targets: ["stack"]),
+        .executable(name: "ctl", targets: ["ctl"]),
+        .executable(name: "bench", targets: ["bench"]),
+    ] + services.map { .executable(name: $0.executable, targets: [$0.executable]) },
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
+    targets: targets,
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,227 @@
+import ArgumentParser
+import Foundation
+import Platform
+import ZeroMQ
+
+/// The operator's command line: call operations, check health, read schemas, follow events.
+@main
+struct Ctl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ctl",
+        abstract: "Talk to the backend through its gateway.",
+        discussion: "Endpoints come from the BACKEND_* environment variables or the flags (see README).",
+        subcommands: [Call.self, Health.self, Describe.self, Events.self])
+}
+
+/// Options every subcommand shares.
+struct CommonOptions: ParsableArguments {
+    @OptionGroup var platform: PlatformOptions
+    @Flag(help: "Print raw JSON for scripts.")
+    var json = false
+    @Option(help: "Seconds to wait for a reply.")
+    var timeout: Double = 5
+
+    var configuration: PlatformConfiguration {
+        get throws { try platform.resolve() }
+    }
+}
+
+/// Exit codes: 0 ok, 1 the operation answered with an error, 3 no reply (stack not running).
+enum ExitStatus {
+    static let errorReply = ExitCode(1)
+    static let unreachable = ExitCode(3)
+}
+
+/// Sends one request through the gateway, explaining an unreachable stack in plain words.
+func callGateway(_ op: String, data: JSONValue, token: String? = nil, idem: String? = nil, options: CommonOptions) async throws -> Reply.Parsed {
+    let configuration = try options.configuration
+    let client = ServiceClient(endpoint: configuration.gatewayEndpoint, name: "ctl")
+    defer { Task { await client.close() } }
+    do {
+        return try await client.call(op, data: data, token: token, idem: idem, idempotent: false, timeout: .milliseconds(Int(options.timeout * 1000)))
+    } catch let error as ClientError {
+        let text = """
+            ctl: no reply from the gateway at \(configuration.gatewayEndpoint) (\(error.reason == .unavailable ? "not reachable" : "timed out")).
+            Is the stack running? Start it with `swift run stack` (see README).
+
+            """
+        FileHandle.standardError.write(Data(text.utf8))
+        throw ExitStatus.unreachable
+    }
+}
+
+/// Prints a reply: the data (or the error) for people, or the raw JSON.
+func printReply(_ reply: Reply.Parsed, json: Bool) throws {
+    if json {
+        var members: [String: JSONValue] = ["id": reply.id.map { .string($0) } ?? .null, "ok": .bool(reply.ok)]
+        if let data = reply.data { members["data"] = data }
+        if let error = reply.error { members["error"] = error.wireValue }
+        print(String(decoding: JSONValue.object(members).serialized, as: UTF8.self))
+    } else if let error = reply.error {
+        var text = "error \(error.code.rawValue): \(error.message)\n"
+        for (field, problem) in error.fields.sorted(by: { $0.key < $1.key }) { text += "  \(field): \(problem)\n" }
+        for (key, value) in error.details.sorted(by: { $0.key < $1.key }) {
+            text += "  \(key): \(String(decoding: value.serialized, as: UTF8.self))\n"
+        }
+        FileHandle.standardError.write(Data(text.utf8))
+    } else {
+        print((reply.data ?? .null).prettyPrinted)
+    }
+    if !reply.ok { throw ExitStatus.errorReply }
+}
+
+struct Call: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Call an operation: ctl call booking.slots '{\"date\":\"2026-11-22\"}'")
+
+    @Argument(help: "The operation, <service>.<operation>.")
+    var op: String
+    @Argument(help: "The request data as a JSON object.")
+    var data: String = "{}"
+    @Option(help: "Access token.")
+    var token: String?
+    @Option(help: "Idempotency key for writes.")
+    var idem: String?
+    @OptionGroup var options: CommonOptions
+
+    func run() async throws {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(Data(data.utf8))
+        } catch {
+            throw ValidationError("the data is not valid JSON: \(error.message)")
+        }
+        try printReply(try await callGateway(op, data: value, token: token, idem: idem, options: options), json: options.json)
+    }
+}
+
+struct Health: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the health of the gateway and every service.")
+
+    @OptionGroup var options: CommonOptions
+
+    func run() async throws {
+        let reply = try await callGateway("gateway.health", data: [:], options: options)
+        guard !options.json, reply.ok, let data = reply.data else { return try printReply(reply, json: options.json) }
+        let status = data["status"]?.stringValue ?? "?"
+        print("gateway    \(status == "ok" ? "ok" : status)  version \(data["version"]?.stringValue ?? "?")")
+        let services = data["services"]?.objectValue ?? [:]
+        for name in PlatformConfiguration.serviceNames {
+            let service = services[name] ?? .null
+            let serviceStatus = service["status"]?.stringValue ?? "missing"
+            var line = name.padding(toLength: 10, withPad: " ", startingAt: 0) + " " + serviceStatus
+            if serviceStatus == "ok" {
+                let uptime = service["uptimeMs"]?.integerValue ?? 0
+                line += "  version \(service["version"]?.stringValue ?? "?")  up \(uptime / 1000)s"
+            } else if let error = service["error"]?.stringValue {
+                line += "  (\(error))"
+            }
+            print(line)
+        }
+        if status != "ok" { throw ExitStatus.errorReply }
+    }
+}
+
+struct Describe: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List a service's operations and events.")
+
+    @Argument(help: "The service: auth, goals, reminders, savings, booking, stats.")
+    var service: String
+    @OptionGroup var options: CommonOptions
+
+    func run() async throws {
+        let reply = try await callGateway("\(service).describe", data: [:], options: options)
+        guard !options.json, reply.ok, let data = reply.data else { return try printReply(reply, json: options.json) }
+        print("\(service): \(data["summary"]?.stringValue ?? "")\n\nOperations:")
+        if case .array(let operations)? = data["operations"] {
+            for operation in operations {
+                let name = operation["op"]?.stringValue ?? "?"
+                let auth = operation["auth"]?.stringValue ?? "?"
+                print("  \(name.padding(toLength: 32, withPad: " ", startingAt: 0)) [\(auth)] \(operation["summary"]?.stringValue ?? "")")
+            }
+        }
+        print("\nEvents:")
+        if case .array(let events)? = data["events"], !events.isEmpty {
+            for event in events {
+                print("  \(event["type"]?.stringValue ?? "?"): \(event["summary"]?.stringValue ?? "")")
+            }
+        } else {
+            print("  (none)")
+        }
+        print("\nFull schemas: ctl describe \(service) --json")
+    }
+}
+
+struct Events: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follow events on the bus (--follow), or list a service's stored events.",
+        discussion: "ctl events --follow booking.   follows every booking event\nctl events booking --after 0   lists stored events")
+
+    @Flag(help: "Follow the bus until Ctrl-C.")
+    var follow = false
+    @Argument(help: "With --follow: a type prefix (e.g. booking. or auth.user.deleted). Without: a service name.")
+    var prefix: String = ""
+    @Option(help: "Without --follow: list events after this seq.")
+    var after: Int64 = 0
+    @Option(help: "Without --follow: at most this many events.")
+    var limit: Int64 = 100
+    @OptionGroup var options: CommonOptions
+
+    func run() async throws {
+        let configuration = try options.configuration
+        if follow {
+            let json = options.json
+            let endpoint = configuration.busOutEndpoint
+            let prefix = self.prefix
+            let thread = SocketThread(name: "ctl-events") {
+                followBus(endpoint: endpoint, prefix: prefix, json: json)
+            }
+            await thread.join()
+            return
+        }
+        guard PlatformConfiguration.serviceNames.contains(prefix) else {
+            throw ValidationError("name a service (auth, goals, reminders, savings, booking, stats), or use --follow")
+        }
+        // Replay is internal: ask the service directly, not through the gateway.
+        let client = ServiceClient(endpoint: try configuration.endpoint(of: prefix), name: "ctl")
+        defer { Task { await client.close() } }
+        let reply: Reply.Parsed
+        do {
+            reply = try await client.call(
+                "\(prefix).events.replay", data: ["after": .integer(after), "limit": .integer(limit)], idempotent: true,
+                timeout: .milliseconds(Int(options.timeout * 1000)), attempts: 1)
+        } catch {
+            FileHandle.standardError.write(Data("ctl: the \(prefix) service does not answer: \(error)\n".utf8))
+            throw ExitStatus.unreachable
+        }
+        guard !options.json, reply.ok, case .array(let events)? = reply.data?["events"] else {
+            return try printReply(reply, json: options.json)
+        }
+        for value in events { if let event = try? Event(json: value) { print(line(for: event)) } }
+    }
+}
+
+/// One line per event for people.
+func line(for event: Event) -> String {
+    "\(event.at)  \(event.source)#\(event.seq)  \(event.type)  \(String(decoding: event.data.serialized, as: UTF8.self))"
+}
+
+/// Prints events from the bus until the process is interrupted.
+func followBus(endpoint: String, prefix: String, json: Bool) {
+    do {
+        let socket = try ZMQSocket(type: .sub)
+        try socket.subscribe(prefix)
+        try socket.connect(endpoint)
+        FileHandle.standardError.write(Data("following \(prefix.isEmpty ? "all events" : prefix + "*") on \(endpoint); Ctrl-C stops\n".utf8))
+        while let frames = try socket.receiveMultipart() {
+            guard frames.count == 2 else { continue }
+            if json {
+                print(String(decoding: frames[1], as: UTF8.self))
+            } else if let value = try? JSONParser.parse(frames[1]), let event = try? Event(json: value) {
+                print(line(for: event))
+            }
+            fflush(nil)
+        }
+    } catch {
+        FileHandle.standardError.write(Data("ctl: \(error)\n".utf8))
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import Platform
+import ServiceLifecycle
+import ZeroMQ
+
+/// The event bus: an XSUB socket where services publish and an XPUB socket where
+/// subscribers connect, joined by `zmq_proxy_steerable` on its own thread.
+///
+/// The bus keeps nothing: events live in each source's outbox, and subscribers that
+/// miss a message ask the source with `events.replay`.
+public final class EventBus: Service, Sendable {
+    private let inEndpoint: String
+    private let outEndpoint: String
+    private let logger: Logger
+    private let controlEndpoint = "inproc://bus-control-\(UUID().uuidString)"
+    private let ready = AsyncSignal()
+    private let failed = StopFlag()
+
+    /// Creates a bus binding `inEndpoint` (XSUB) and `outEndpoint` (XPUB).
+    public init(inEndpoint: String, outEndpoint: String, logger: Logger) {
+        self.inEndpoint = inEndpoint
+        self.outEndpoint = outEndpoint
+        self.logger = logger
+    }
+
+    /// Waits until both sockets are bound; `false` if binding failed.
+    public func waitUntilReady() async -> Bool {
+        await ready.wait()
+        return !failed.isRaised
+    }
+
+    public func run() async throws {
+        let thread = SocketThread(name: "bus") { [self] in proxy() }
+        await withGracefulShutdownHandler {
+            await thread.join()
+        } onGracefulShutdown: { [self] in
+            terminate()
+        }
+        if failed.isRaised { throw ServiceError.unavailable("the event bus could not bind its endpoints") }
+    }
+
+    private func proxy() {
+        do {
+            let publishers = try ZMQSocket(type: .xsub, options: .with { $0.receiveHighWaterMark = 100_000 })
+            let subscribers = try ZMQSocket(type: .xpub, options: .with { $0.sendHighWaterMark = 100_000 })
+            let control = try ZMQSocket(type: .pair)
+            try control.bind(controlEndpoint)
+            try publishers.bind(inEndpoint)
+            try subscribers.bind(outEndpoint)
+            logger.info("event bus up", metadata: ["in": "\(inEndpoint)", "out": "\(outEndpoint)"])
+            ready.fire()
+            try runSteerableProxy(frontend: publishers, backend: subscribers, control: control)
+            logger.info("event bus stopped")
+        } catch {
+            logger.critical("event bus failed", metadata: ["error": "\(error)"])
+            failed.raise()
+            ready.fire()
+        }
+    }
+
+    /// Sends TERMINATE to the proxy from a short-lived thread (sockets never run on the
+    /// cooperative pool).
+    private func terminate() {
+        let endpoint = controlEndpoint
+        _ = SocketThread(name: "bus-stop") {
+            guard let socket = try? ZMQSocket(type: .pair) else { return }
+            try? socket.connect(endpoint)
+            try? socket.send(Data("TERMINATE".utf8), dontWait: true)
+            try? socket.setLinger(milliseconds: 1_000)
+            socket.close()
+        }
+    }
+}

@@ -1,0 +1,270 @@
+import Foundation
+import Logging
+import Platform
+import ServiceLifecycle
+import Synchronization
+import ZeroMQ
+
+/// The gateway: one ROUTER for clients, one DEALER per service, all on one thread.
+///
+/// Each request is checked (size, envelope, known service, not internal) and forwarded
+/// to the service named by the op's first segment, with a tag frame in front that
+/// brings the reply back to the right client. A service that is not connected is
+/// answered `unavailable` at once; one that does not answer within the deadline is
+/// answered `unavailable` then. Sockets reconnect by themselves, so a restarted service
+/// is served again without any action here.
+public final class Gateway: Service, Sendable {
+    private let configuration: PlatformConfiguration
+    private let logger: Logger
+    private let limits: RequestLimits
+    private let results = Mailbox<Result>()
+    private let stopping = StopFlag()
+    private let bound = AsyncSignal()
+    private let boundEndpoint = Mutex<String?>(nil)
+    private let healthClients: [String: ServiceClient]
+    private let startedAt = ContinuousClock.now
+
+    private struct Result: Sendable {
+        let envelope: [Data]
+        let reply: Data
+        let id: String
+        let op: String
+        let started: ContinuousClock.Instant
+        let outcome: String
+    }
+
+    private struct Pending {
+        let envelope: [Data]
+        let id: String
+        let op: String
+        let started: ContinuousClock.Instant
+        let deadline: ContinuousClock.Instant
+    }
+
+    /// Creates a gateway for the configured endpoints.
+    public init(configuration: PlatformConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        var limits = RequestLimits()
+        limits.deadline = .milliseconds(configuration.gatewayDeadlineMs)
+        self.limits = limits
+        healthClients = configuration.serviceEndpoints.mapValues { ServiceClient(endpoint: $0, name: "gateway-health") }
+    }
+
+    /// The endpoint actually bound, once the socket is up (`nil` if binding failed).
+    public func waitUntilBound() async -> String? {
+        await bound.wait()
+        return boundEndpoint.withLock { $0 }
+    }
+
+    public func run() async throws {
+        let thread = SocketThread(name: "gateway") { [self] in serve() }
+        await withGracefulShutdownHandler {
+            await thread.join()
+        } onGracefulShutdown: { [self] in
+            stopping.raise()
+            results.wake()
+        }
+        for client in healthClients.values { await client.close() }
+        if boundEndpoint.withLock({ $0 }) == nil {
+            throw ServiceError.unavailable("cannot bind \(configuration.bind ?? configuration.gatewayEndpoint)")
+        }
+    }
+
+    // MARK: The socket loop
+
+    private func serve() {
+        let endpoint = configuration.bind ?? configuration.gatewayEndpoint
+        let frontend: ZMQSocket
+        var backends: [String: ZMQSocket] = [:]
+        do {
+            frontend = try ZMQSocket(type: .router, options: .with { $0.maxMessageSize = limits.maxMessageBytes })
+            try frontend.bind(endpoint)
+            for (service, serviceEndpoint) in configuration.serviceEndpoints {
+                // IMMEDIATE: nothing is queued for a service that is down, so the client
+                // hears `unavailable` now instead of a stale delivery later.
+                let backend = try ZMQSocket(type: .dealer, options: .with { $0.immediate = true; $0.sendHighWaterMark = 50_000 })
+                try backend.connect(serviceEndpoint)
+                backends[service] = backend
+            }
+        } catch {
+            logger.critical("gateway cannot start its sockets", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+            bound.fire()
+            return
+        }
+        boundEndpoint.withLock { $0 = frontend.lastEndpoint }
+        bound.fire()
+        logger.info("gateway serving", metadata: ["endpoint": "\(frontend.lastEndpoint)"])
+
+        var pending: [UInt64: Pending] = [:]
+        var nextTag: UInt64 = 0
+        var poller = Poller()
+        let frontendItem = poller.add(frontend)
+        let mailboxItem = poller.add(fileDescriptor: results.fileDescriptor)
+        let services = backends.keys.sorted()
+        let backendItems = services.map { poller.add(backends[$0]!) }
+
+        func reply(_ envelope: [Data], _ body: Data) {
+            do {
+                try frontend.send(multipart: envelope + [body], dontWait: true)
+            } catch {
+                logger.debug("cannot send a reply (client gone?)", metadata: ["error": "\(error)"])
+            }
+        }
+
+        func fail(_ envelope: [Data], id: String?, op: String?, _ error: ServiceError, started: ContinuousClock.Instant) {
+            reply(envelope, Reply.failure(id: id, error: error))
+            log(id: id, op: op, started: started, outcome: error.code.rawValue)
+        }
+
+        func accept(_ frames: [Data]) {
+            let started = ContinuousClock.now
+            let message: RoutedMessage
+            switch RoutedMessage.split(frames) {
+            case .failure(let problem):
+                let (envelope, text) = RoutedMessage.replyEnvelope(for: problem)
+                return fail(envelope, id: nil, op: nil, .badRequest(text), started: started)
+            case .success(let split):
+                message = split
+            }
+            guard message.body.count <= limits.maxRequestBytes else {
+                return fail(message.envelope, id: nil, op: nil, .payloadTooLarge(limit: limits.maxRequestBytes), started: started)
+            }
+            let request: RequestEnvelope
+            do {
+                request = try RequestEnvelope.parse(message.body)
+            } catch {
+                return fail(message.envelope, id: error.id, op: nil, error.error, started: started)
+            }
+            let service = String(request.service)
+            if service == "gateway" {
+                return answerGatewayOperation(request, envelope: message.envelope, started: started)
+            }
+            guard let backend = backends[service] else {
+                return fail(message.envelope, id: request.id, op: request.op, .unknownOp(request.op), started: started)
+            }
+            if InternalOperations.contains(request.op) {
+                return fail(
+                    message.envelope, id: request.id, op: request.op,
+                    .forbidden("\(request.op) is for services only"), started: started)
+            }
+            nextTag &+= 1
+            var tag = nextTag
+            let tagFrame = withUnsafeBytes(of: &tag) { Data($0) }
+            let sent = (try? backend.send(multipart: [tagFrame] + message.envelope + [message.body], dontWait: true)) == true
+            guard sent else {
+                return fail(
+                    message.envelope, id: request.id, op: request.op,
+                    .unavailable("the \(service) service is not reachable"), started: started)
+            }
+            pending[tag] = Pending(
+                envelope: message.envelope, id: request.id, op: request.op, started: started,
+                deadline: started + limits.deadline)
+        }
+
+        while !stopping.isRaised {
+            let now = ContinuousClock.now
+            var wait = 250
+            for (tag, request) in pending {
+                if request.deadline <= now {
+                    pending[tag] = nil
+                    fail(
+                        request.envelope, id: request.id, op: request.op,
+                        .unavailable("\(request.op.prefix(while: { $0 != "." })) did not answer within \(configuration.gatewayDeadlineMs) ms"),
+                        started: request.started)
+                } else {
+                    wait = min(wait, (request.deadline - now).wholeMilliseconds + 1)
+                }
+            }
+            guard (try? poller.poll(timeoutMs: wait)) != nil else { break }
+            for (index, item) in backendItems.enumerated() where poller.isReadable(item) {
+                let backend = backends[services[index]]!
+                while let frames = try? backend.receiveMultipart(dontWait: true) {
+                    var tag: UInt64 = 0
+                    guard frames.count >= 2, frames[0].count == 8, let body = frames.last else { continue }
+                    _ = withUnsafeMutableBytes(of: &tag) { frames[0].copyBytes(to: $0) }
+                    // Replies after the deadline were already answered; drop them.
+                    guard let request = pending.removeValue(forKey: tag) else { continue }
+                    reply(request.envelope, body)
+                    log(id: request.id, op: request.op, started: request.started, outcome: "forwarded")
+                }
+            }
+            if poller.isReadable(mailboxItem) {
+                for result in results.drain() {
+                    reply(result.envelope, result.reply)
+                    log(id: result.id, op: result.op, started: result.started, outcome: result.outcome)
+                }
+            }
+            if poller.isReadable(frontendItem) {
+                for _ in 0..<512 {
+                    guard let frames = try? frontend.receiveMultipart(dontWait: true) else { break }
+                    accept(frames)
+                }
+            }
+        }
+        for (_, request) in pending {
+            reply(request.envelope, Reply.failure(id: request.id, error: .unavailable("the gateway is shutting down")))
+        }
+        try? frontend.setLinger(milliseconds: 1_000)
+        frontend.close()
+        for backend in backends.values { backend.close() }
+        logger.info("gateway stopped")
+    }
+
+    // MARK: The gateway's own operations
+
+    private func answerGatewayOperation(_ request: RequestEnvelope, envelope: [Data], started: ContinuousClock.Instant) {
+        guard request.op == "gateway.health" else {
+            return results.post(
+                Result(envelope: envelope, reply: Reply.failure(id: request.id, error: .unknownOp(request.op)),
+                    id: request.id, op: request.op, started: started, outcome: "unknown_op"))
+        }
+        let clients = healthClients, results = self.results, startedAt = self.startedAt
+        Task {
+            let body = await Gateway.aggregateHealth(clients: clients, startedAt: startedAt)
+            results.post(
+                Result(envelope: envelope, reply: Reply.success(id: request.id, data: body.serialized),
+                    id: request.id, op: request.op, started: started, outcome: "ok"))
+        }
+    }
+
+    /// Asks every service for its health at once and summarizes.
+    static func aggregateHealth(clients: [String: ServiceClient], startedAt: ContinuousClock.Instant) async -> JSONValue {
+        let statuses = await withTaskGroup(of: (String, JSONValue).self) { group in
+            for (service, client) in clients {
+                group.addTask {
+                    let started = ContinuousClock.now
+                    do {
+                        let reply = try await client.call("\(service).health", idempotent: true, timeout: .seconds(1), attempts: 1)
+                        guard reply.ok, case .object(var members)? = reply.data else {
+                            return (service, ["status": "error", "error": .string(reply.error?.message ?? "bad reply")])
+                        }
+                        members["latencyMs"] = .number((ContinuousClock.now - started).milliseconds)
+                        return (service, .object(members))
+                    } catch {
+                        return (service, ["status": "unavailable", "error": .string("\(error)")])
+                    }
+                }
+            }
+            var statuses: [String: JSONValue] = [:]
+            for await (service, status) in group { statuses[service] = status }
+            return statuses
+        }
+        let healthy = statuses.values.allSatisfy { $0["status"] == "ok" }
+        return [
+            "status": .string(healthy ? "ok" : "degraded"), "version": .string(BuildInfo.version),
+            "uptimeMs": .integer(Int64((ContinuousClock.now - startedAt).wholeMilliseconds)),
+            "services": .object(statuses),
+        ]
+    }
+
+    private func log(id: String?, op: String?, started: ContinuousClock.Instant, outcome: String) {
+        guard logger.logLevel <= .info else { return }
+        logger.info(
+            "request",
+            metadata: [
+                "id": "\(id ?? "-")", "op": "\(op ?? "-")",
+                "ms": "\(String(format: "%.3f", (ContinuousClock.now - started).milliseconds))", "outcome": "\(outcome)",
+            ])
+    }
+}

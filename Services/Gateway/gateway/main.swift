@@ -1,0 +1,27 @@
+// The gateway process: the client-facing ROUTER and the event bus, until SIGTERM/SIGINT.
+import Foundation
+import GatewayService
+import Platform
+import ServiceLifecycle
+
+let options = PlatformOptions.parseOrExit()
+let configuration: PlatformConfiguration
+do {
+    configuration = try options.resolve()
+} catch {
+    FileHandle.standardError.write(Data("configuration error: \(error)\n".utf8))
+    exit(2)
+}
+let logger = ProcessSetup.start(label: "gateway", configuration: configuration)
+let bus = EventBus(inEndpoint: configuration.busInEndpoint, outEndpoint: configuration.busOutEndpoint, logger: logger)
+let gateway = Gateway(configuration: configuration, logger: logger)
+let group = ServiceGroup(
+    configuration: .init(
+        services: [.init(service: bus), .init(service: gateway)], gracefulShutdownSignals: [.sigterm, .sigint],
+        cancellationSignals: [], logger: logger))
+do {
+    try await group.run()
+} catch {
+    logger.critical("gateway stopped with an error", metadata: ["error": "\(error)"])
+    exit(1)
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Logging
+
+/// Where everything is and how it behaves: one set of settings for every executable,
+/// read from environment variables and overridden by command-line flags
+/// (README, "Configuration").
+public struct PlatformConfiguration: Sendable, Equatable {
+    /// The gateway's client-facing ROUTER (`BACKEND_GATEWAY_ENDPOINT`).
+    public var gatewayEndpoint = "tcp://127.0.0.1:5555"
+    /// The bus's XSUB, where services publish (`BACKEND_BUS_IN_ENDPOINT`).
+    public var busInEndpoint = "tcp://127.0.0.1:5556"
+    /// The bus's XPUB, where subscribers connect (`BACKEND_BUS_OUT_ENDPOINT`).
+    public var busOutEndpoint = "tcp://127.0.0.1:5557"
+    /// Each service's ROUTER, as others connect to it (`BACKEND_<SERVICE>_ENDPOINT`).
+    public var serviceEndpoints: [String: String] = PlatformConfiguration.defaultServiceEndpoints
+    /// What this process binds instead of its endpoint, e.g. `tcp://*:5601` in a
+    /// container (`BACKEND_BIND`); `nil` binds the endpoint itself.
+    public var bind: String?
+    /// The folder of the SQLite files and other local data (`BACKEND_DATA_DIR`).
+    public var dataDirectory = "./data"
+    /// The lowest log level written (`BACKEND_LOG_LEVEL`: trace, debug, info, notice,
+    /// warning, error, critical).
+    public var logLevel: Logger.Level = .info
+    /// How long a service handler may run (`BACKEND_REQUEST_DEADLINE_MS`).
+    public var requestDeadlineMs = 4_000
+    /// How long the gateway waits for a service (`BACKEND_GATEWAY_DEADLINE_MS`).
+    public var gatewayDeadlineMs = 5_000
+    /// CURVE secret key of this process, Z85 (`BACKEND_CURVE_SECRET_KEY`); when set with
+    /// the server public key, sockets use CURVE. Off by default for local runs.
+    public var curveSecretKey: String?
+    /// CURVE public key of the servers, Z85 (`BACKEND_CURVE_SERVER_KEY`).
+    public var curveServerKey: String?
+    /// Exit when the parent process goes away (`BACKEND_STOP_WITH_PARENT=1`), so children
+    /// of the stack runner or of a test never outlive it.
+    public var stopWithParent = false
+
+    /// The six services, in port order.
+    public static let serviceNames = ["auth", "goals", "reminders", "savings", "booking", "stats"]
+
+    /// `tcp://127.0.0.1:5601` to `5606`, in the order of ``serviceNames``.
+    public static let defaultServiceEndpoints: [String: String] = Dictionary(
+        uniqueKeysWithValues: serviceNames.enumerated().map { ($1, "tcp://127.0.0.1:\(5601 + $0)") })
+
+    /// The defaults: everything on loopback, data under `./data`.
+    public init() {}
+
+    /// Reads the environment on top of the defaults.
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PlatformConfiguration {
+        var configuration = PlatformConfiguration()
+        try configuration.apply(environment)
+        return configuration
+    }
+
+    /// Every environment variable this type reads, with its description.
+    public static let variables: [(name: String, meaning: String)] = [
+        ("BACKEND_GATEWAY_ENDPOINT", "gateway ROUTER for clients"),
+        ("BACKEND_BUS_IN_ENDPOINT", "event bus XSUB (publishers connect)"),
+        ("BACKEND_BUS_OUT_ENDPOINT", "event bus XPUB (subscribers connect)"),
+    ] + serviceNames.map { ("BACKEND_\($0.uppercased())_ENDPOINT", "\($0) service ROUTER") } + [
+        ("BACKEND_BIND", "endpoint this process binds instead of its own (e.g. tcp://*:5601)"),
+        ("BACKEND_DATA_DIR", "folder of the SQLite files"),
+        ("BACKEND_LOG_LEVEL", "trace|debug|info|notice|warning|error|critical"),
+        ("BACKEND_REQUEST_DEADLINE_MS", "handler deadline in a service"),
+        ("BACKEND_GATEWAY_DEADLINE_MS", "how long the gateway waits for a service"),
+        ("BACKEND_CURVE_SECRET_KEY", "this process's CURVE secret key (Z85)"),
+        ("BACKEND_CURVE_SERVER_KEY", "the servers' CURVE public key (Z85)"),
+        ("BACKEND_STOP_WITH_PARENT", "1: exit when the parent process exits"),
+    ]
+
+    /// Applies the `BACKEND_*` variables present in `environment`.
+    public mutating func apply(_ environment: [String: String]) throws {
+        if let value = environment["BACKEND_GATEWAY_ENDPOINT"] { gatewayEndpoint = value }
+        if let value = environment["BACKEND_BUS_IN_ENDPOINT"] { busInEndpoint = value }
+        if let value = environment["BACKEND_BUS_OUT_ENDPOINT"] { busOutEndpoint = value }
+        for name in Self.serviceNames {
+            if let value = environment["BACKEND_\(name.uppercased())_ENDPOINT"] { serviceEndpoints[name] = value }
+        }
+        if let value = environment["BACKEND_BIND"], !value.isEmpty { bind = value }
+        if let value = environment["BACKEND_DATA_DIR"] { dataDirectory = value }
+        if let value = environment["BACKEND_LOG_LEVEL"] { logLevel = try Self.level(value) }
+        if let value = environment["BACKEND_REQUEST_DEADLINE_MS"] { requestDeadlineMs = try Self.milliseconds(value, "BACKEND_REQUEST_DEADLINE_MS") }
+        if let value = environment["BACKEND_GATEWAY_DEADLINE_MS"] { gatewayDeadlineMs = try Self.milliseconds(value, "BACKEND_GATEWAY_DEADLINE_MS") }
+        if let value = environment["BACKEND_CURVE_SECRET_KEY"], !value.isEmpty { curveSecretKey = value }
+        if let value = environment["BACKEND_CURVE_SERVER_KEY"], !value.isEmpty { curveServerKey = value }
+        if let value = environment["BACKEND_STOP_WITH_PARENT"] { stopWithParent = value == "1" || value == "true" }
+    }
+
+    /// The environment variables that reproduce this configuration, for child processes.
+    public var environment: [String: String] {
+        var variables: [String: String] = [
+            "BACKEND_GATEWAY_ENDPOINT": gatewayEndpoint, "BACKEND_BUS_IN_ENDPOINT": busInEndpoint,
+            "BACKEND_BUS_OUT_ENDPOINT": busOutEndpoint, "BACKEND_DATA_DIR": dataDirectory,
+            "BACKEND_LOG_LEVEL": logLevel.rawValue, "BACKEND_REQUEST_DEADLINE_MS": String(requestDeadlineMs),
+            "BACKEND_GATEWAY_DEADLINE_MS": String(gatewayDeadlineMs),
+        ]
+        for (name, endpoint) in serviceEndpoints { variables["BACKEND_\(name.uppercased())_ENDPOINT"] = endpoint }
+        if let curveSecretKey { variables["BACKEND_CURVE_SECRET_KEY"] = curveSecretKey }
+        if let curveServerKey { variables["BACKEND_CURVE_SERVER_KEY"] = curveServerKey }
+        if stopWithParent { variables["BACKEND_STOP_WITH_PARENT"] = "1" }
+        return variables
+    }
+
+    /// The endpoint of a service, or a configuration error.
+    public func endpoint(of service: String) throws -> String {
+        guard let endpoint = serviceEndpoints[service] else { throw ConfigurationError("unknown service \(service)") }
+        return endpoint
+    }
+
+    /// The data folder as a URL.
+    public var dataDirectoryURL: URL { URL(fileURLWithPath: dataDirectory, isDirectory: true) }
+
+    static func level(_ text: String) throws -> Logger.Level {
+        guard let level = Logger.Level(rawValue: text.lowercased()) else {
+            throw ConfigurationError("log level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        return level
+    }
+
+    static func milliseconds(_ text: String, _ name: String) throws -> Int {
+        guard let value = Int(text), value > 0 else { throw ConfigurationError("\(name) must be a positive number of milliseconds") }
+        return value
+    }
+}
+
+/// A setting that cannot be used.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    /// What is wrong.
+    public let description: String
+    /// Creates an error.
+    public init(_ description: String) { self.description = description }
+}

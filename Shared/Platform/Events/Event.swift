@@ -1,0 +1,94 @@
+import Foundation
+import GRDB
+
+/// An event as it travels on the bus and comes back from `events.replay`
+/// (CONTRACT.md, "Events").
+public struct Event: Sendable, Codable, Equatable {
+    /// The service that wrote it.
+    public var source: String
+    /// Per source: starts at 1, increases by exactly 1, never repeats.
+    public var seq: Int64
+    /// `<source>.<what happened>`, also the bus topic.
+    public var type: String
+    /// When it happened (RFC 3339, UTC, milliseconds).
+    public var at: String
+    /// What happened.
+    public var data: JSONValue
+
+    /// Creates an event.
+    public init(source: String, seq: Int64, type: String, at: String, data: JSONValue) {
+        self.source = source
+        self.seq = seq
+        self.type = type
+        self.at = at
+        self.data = data
+    }
+
+    /// The event as JSON bytes.
+    public var encoded: Data {
+        JSONValue.object([
+            "source": .string(source), "seq": .integer(seq), "type": .string(type), "at": .string(at), "data": data,
+        ]).serialized
+    }
+
+    /// Reads an event from JSON.
+    public init(json value: JSONValue) throws {
+        guard case .string(let source)? = value["source"], case .integer(let seq)? = value["seq"],
+            case .string(let type)? = value["type"], case .string(let at)? = value["at"]
+        else { throw ServiceError.badRequest("not an event") }
+        self.init(source: source, seq: seq, type: type, at: at, data: value["data"] ?? .null)
+    }
+}
+
+/// An event type a service publishes, as `describe` lists it.
+public struct EventDescription: Sendable {
+    /// The event type, e.g. `booking.created`.
+    public let type: String
+    /// When it is published.
+    public let summary: String
+    /// The schema of its `data`.
+    public let data: JSONSchema
+
+    /// Describes an event type.
+    public init(_ type: String, summary: String, data: JSONSchema) {
+        self.type = type
+        self.summary = summary
+        self.data = data
+    }
+
+    var descriptionValue: JSONValue {
+        ["type": .string(type), "summary": .string(summary), "data": data.jsonValue]
+    }
+}
+
+/// The transactional outbox: events are rows written in the same transaction as the
+/// change they report; the ``EventPublisher`` sends them after commit.
+public enum Outbox {
+    /// Records an event in the current transaction and returns its `seq`.
+    @discardableResult
+    public static func append(_ db: Database, type: String, data: some Encodable, at date: Date = Date()) throws -> Int64 {
+        let json = try WireJSON.encode(data)
+        try db.execute(
+            sql: "INSERT INTO platform_event (type, at, data) VALUES (?, ?, ?)",
+            arguments: [type, Instant.format(date), String(decoding: json, as: UTF8.self)])
+        return db.lastInsertedRowID
+    }
+
+    /// Events with `seq > after`, oldest first, at most `limit`.
+    public static func events(_ db: Database, source: String, after: Int64, limit: Int) throws -> [Event] {
+        let rows = try Row.fetchAll(
+            db, sql: "SELECT seq, type, at, data FROM platform_event WHERE seq > ? ORDER BY seq LIMIT ?",
+            arguments: [after, limit])
+        return try rows.map { row in
+            let data: String = row["data"]
+            return Event(
+                source: source, seq: row["seq"], type: row["type"], at: row["at"],
+                data: try JSONParser.parse(Data(data.utf8)))
+        }
+    }
+
+    /// The highest `seq` written so far (0 when none).
+    public static func lastSeq(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM platform_event") ?? 0
+    }
+}

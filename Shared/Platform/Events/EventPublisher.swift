@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+import Logging
+import ServiceLifecycle
+import Synchronization
+import ZeroMQ
+
+/// Drains the outbox onto the bus: after every commit that wrote events, and every
+/// second in case a wake-up was missed, it sends the events it has not sent yet.
+///
+/// Publishing is at least once (a restart resends from the last saved position) and
+/// pub/sub may drop messages; subscribers drop duplicates by `seq` and fill gaps with
+/// `events.replay`, so no event is lost either way.
+public final class EventPublisher: Service, Sendable {
+    private let source: String
+    private let pool: DatabasePool
+    private let endpoint: String
+    private let logger: Logger
+    private let wakeUps = Mailbox<Bool>()
+    private let stopping = Atomic<Bool>(false)
+    private let observer = Mutex<AnyDatabaseCancellable?>(nil)
+
+    /// Creates a publisher for `source`'s outbox, connecting to the bus at `endpoint` (XSUB).
+    public init(source: String, pool: DatabasePool, busEndpoint endpoint: String, logger: Logger) {
+        self.source = source
+        self.pool = pool
+        self.endpoint = endpoint
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        let wakeUps = self.wakeUps
+        let observation = DatabaseRegionObservation(tracking: Table("platform_event"))
+        let cancellable = observation.start(in: pool, onError: { _ in }, onChange: { _ in wakeUps.post(true) })
+        observer.withLock { $0 = cancellable }
+        let thread = SocketThread(name: "\(source)-publisher") { [self] in publishLoop() }
+        await withGracefulShutdownHandler {
+            await thread.join()
+        } onGracefulShutdown: { [self] in
+            stop()
+        }
+        observer.withLock { $0 = nil }
+    }
+
+    /// Stops the loop after a last drain.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        wakeUps.wake()
+    }
+
+    private func publishLoop() {
+        let socket: ZMQSocket
+        do {
+            socket = try ZMQSocket(type: .pub, options: .with { $0.sendHighWaterMark = 100_000; $0.lingerMs = 500 })
+            try socket.connect(endpoint)
+        } catch {
+            logger.critical("cannot connect the event publisher", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+            return
+        }
+        defer { socket.close() }
+        var published = (try? pool.read { db in try PlatformMeta.get(db, "outbox.published").flatMap(Int64.init) }) ?? 0
+        var savedPosition = published
+        var lastSave = ContinuousClock.now
+        var poller = Poller()
+        poller.add(fileDescriptor: wakeUps.fileDescriptor)
+        while true {
+            let stop = stopping.load(ordering: .relaxed)
+            _ = wakeUps.drain()
+            published = publishPending(after: published, on: socket)
+            // The position only saves work after a restart, so it is written at most once
+            // a second rather than in every request's transaction.
+            if published != savedPosition && (stop || ContinuousClock.now - lastSave > .seconds(1)) {
+                let position = published
+                do {
+                    try pool.write { db in try PlatformMeta.set(db, "outbox.published", String(position)) }
+                    savedPosition = position
+                    lastSave = .now
+                } catch {
+                    logger.warning("cannot save the publisher position", metadata: ["error": "\(error)"])
+                }
+            }
+            if stop { return }
+            _ = try? poller.poll(timeoutMs: 1_000)
+        }
+    }
+
+    private func publishPending(after position: Int64, on socket: ZMQSocket) -> Int64 {
+        var position = position
+        while true {
+            let after = position
+            let batch: [Event]
+            do {
+                batch = try pool.read { db in try Outbox.events(db, source: source, after: after, limit: 500) }
+            } catch {
+                logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
+                return position
+            }
+            for event in batch {
+                do {
+                    try socket.send(multipart: [Data(event.type.utf8), event.encoded])
+                } catch {
+                    logger.warning("cannot publish an event", metadata: ["seq": "\(event.seq)", "error": "\(error)"])
+                    return position
+                }
+                position = event.seq
+            }
+            if batch.count < 500 { return position }
+        }
+    }
+}

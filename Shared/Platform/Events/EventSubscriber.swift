@@ -1,0 +1,197 @@
+import Foundation
+import GRDB
+import Logging
+import ServiceLifecycle
+import Synchronization
+import ZeroMQ
+
+/// What a service does with another service's events.
+public struct EventSubscription: Sendable {
+    /// The publishing service, e.g. `auth`.
+    public let source: String
+    /// The event types to apply; the others only move the cursor.
+    public let types: Set<String>
+    /// Applies one event inside the transaction that also moves the cursor.
+    public let apply: @Sendable (Database, Event) throws -> Void
+
+    /// Subscribes to `types` of `source`.
+    public init(source: String, types: Set<String>, apply: @escaping @Sendable (Database, Event) throws -> Void) {
+        self.source = source
+        self.types = types
+        self.apply = apply
+    }
+}
+
+/// Applies other services' events exactly once.
+///
+/// Events arrive on a SUB socket (its own thread). For each source the subscriber keeps
+/// a cursor, the last applied `seq`, in the service's database; an event's effects and
+/// the new cursor commit in one transaction. A `seq` at or below the cursor is a
+/// duplicate and is skipped; a `seq` beyond cursor+1 means messages were lost, and the
+/// subscriber fetches what it missed with `<source>.events.replay`. It also catches up at
+/// start-up and whenever the bus has been quiet for ``catchUpInterval``, so an event whose
+/// publication was lost is applied at the latest then.
+public final class EventSubscriber: Service, Sendable {
+    private let subscriptions: [String: [EventSubscription]]
+    private let pool: DatabasePool
+    private let busEndpoint: String
+    private let replayClients: [String: ServiceClient]
+    private let logger: Logger
+    private let catchUpInterval: Duration
+    private let stopping = Atomic<Bool>(false)
+    private let cursors = Mutex<[String: Int64]>([:])
+
+    /// Creates a subscriber.
+    /// - Parameters:
+    ///   - sourceEndpoints: where each source service answers `events.replay`.
+    public init(
+        subscriptions: [EventSubscription], pool: DatabasePool, busEndpoint: String, sourceEndpoints: [String: String],
+        serviceName: String, logger: Logger, catchUpInterval: Duration = .seconds(5)
+    ) {
+        self.subscriptions = Dictionary(grouping: subscriptions, by: \.source)
+        self.pool = pool
+        self.busEndpoint = busEndpoint
+        self.logger = logger
+        self.catchUpInterval = catchUpInterval
+        var clients: [String: ServiceClient] = [:]
+        for source in self.subscriptions.keys {
+            if let endpoint = sourceEndpoints[source] {
+                clients[source] = ServiceClient(endpoint: endpoint, name: "\(serviceName)-replay-\(source)")
+            }
+        }
+        replayClients = clients
+    }
+
+    /// The last applied `seq` of each source.
+    public var appliedCursors: [String: Int64] { cursors.withLock { $0 } }
+
+    public func run() async throws {
+        let stored = try await pool.read { db in
+            try Dictionary(
+                uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT source, seq FROM platform_event_cursor").map {
+                    (row: Row) -> (String, Int64) in (row["source"], row["seq"])
+                })
+        }
+        cursors.withLock { cursors in
+            for source in subscriptions.keys { cursors[source] = stored[source] ?? 0 }
+        }
+        let (stream, continuation) = AsyncStream.makeStream(of: Event?.self, bufferingPolicy: .bufferingNewest(100_000))
+        let thread = SocketThread(name: "subscriber") { [self] in
+            receiveLoop(into: continuation)
+        }
+        await withGracefulShutdownHandler {
+            for source in subscriptions.keys { await catchUp(source) }
+            // `nil` is the receive loop's tick: the bus was quiet, check for missed events.
+            for await next in stream {
+                if let event = next {
+                    await handle(event)
+                } else {
+                    for source in subscriptions.keys { await catchUp(source) }
+                }
+            }
+        } onGracefulShutdown: { [self] in
+            stopping.store(true, ordering: .relaxed)
+        }
+        stopping.store(true, ordering: .relaxed)
+        await thread.join()
+        for client in replayClients.values { await client.close() }
+    }
+
+    private func receiveLoop(into continuation: AsyncStream<Event?>.Continuation) {
+        defer { continuation.finish() }
+        let socket: ZMQSocket
+        do {
+            socket = try ZMQSocket(type: .sub, options: .with { $0.receiveHighWaterMark = 100_000 })
+            for source in subscriptions.keys { try socket.subscribe("\(source).") }
+            try socket.connect(busEndpoint)
+        } catch {
+            logger.critical("cannot connect the event subscriber", metadata: ["error": "\(error)"])
+            return
+        }
+        defer { socket.close() }
+        var poller = Poller()
+        poller.add(socket)
+        var lastTick = ContinuousClock.now
+        while !stopping.load(ordering: .relaxed) {
+            _ = try? poller.poll(timeoutMs: 100)
+            while let frames = try? socket.receiveMultipart(dontWait: true) {
+                guard frames.count == 2, let value = try? JSONParser.parse(frames[1]), let event = try? Event(json: value) else {
+                    logger.warning("dropped a malformed event message")
+                    continue
+                }
+                continuation.yield(event)
+                lastTick = .now
+            }
+            if ContinuousClock.now - lastTick >= catchUpInterval {
+                continuation.yield(nil)
+                lastTick = .now
+            }
+        }
+    }
+
+    private func handle(_ event: Event) async {
+        guard let cursor = cursors.withLock({ $0[event.source] }) else { return }
+        if event.seq <= cursor { return }
+        if event.seq > cursor + 1 {
+            logger.info("event gap, catching up", metadata: ["source": "\(event.source)", "after": "\(cursor)", "seen": "\(event.seq)"])
+            await catchUp(event.source)
+            return
+        }
+        try? await apply(event)
+    }
+
+    /// Fetches and applies everything after the cursor of `source`.
+    private func catchUp(_ source: String) async {
+        guard let client = replayClients[source] else { return }
+        while !stopping.load(ordering: .relaxed) {
+            let after = cursors.withLock { $0[source] ?? 0 }
+            let reply: Reply.Parsed
+            do {
+                reply = try await client.call(
+                    "\(source).events.replay", data: ["after": .integer(after), "limit": 500], idempotent: true,
+                    timeout: .seconds(2), attempts: 1)
+            } catch {
+                logger.debug("replay source not reachable, will retry", metadata: ["source": "\(source)"])
+                return
+            }
+            guard reply.ok, case .array(let items)? = reply.data?["events"] else {
+                logger.warning("replay failed", metadata: ["source": "\(source)", "error": "\(reply.error?.message ?? "malformed")"])
+                return
+            }
+            let events = items.compactMap { try? Event(json: $0) }
+            for event in events where event.seq > (cursors.withLock { $0[source] ?? 0 }) {
+                do { try await apply(event) } catch { return }
+            }
+            let last = reply.data?["last"]?.integerValue ?? 0
+            if events.isEmpty || (cursors.withLock { $0[source] ?? 0 }) >= last { return }
+        }
+    }
+
+    /// Applies one event and moves the cursor, in one transaction.
+    private func apply(_ event: Event) async throws {
+        let handlers = (subscriptions[event.source] ?? []).filter { $0.types.contains(event.type) }
+        do {
+            let applied = try await pool.write { db -> Bool in
+                let stored = try Int64.fetchOne(
+                    db, sql: "SELECT seq FROM platform_event_cursor WHERE source = ?", arguments: [event.source]) ?? 0
+                // Re-checked inside the transaction: the database, not memory, decides.
+                guard event.seq == stored + 1 else { return event.seq <= stored }
+                for handler in handlers { try handler.apply(db, event) }
+                try db.execute(
+                    sql: """
+                        INSERT INTO platform_event_cursor (source, seq) VALUES (?, ?)
+                        ON CONFLICT(source) DO UPDATE SET seq = excluded.seq
+                        """, arguments: [event.source, event.seq])
+                return true
+            }
+            if applied {
+                cursors.withLock { $0[event.source] = max($0[event.source] ?? 0, event.seq) }
+            }
+        } catch {
+            logger.error(
+                "cannot apply an event; it will be retried",
+                metadata: ["source": "\(event.source)", "seq": "\(event.seq)", "type": "\(event.type)", "error": "\(error)"])
+            throw error
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+
+/// The operations every service answers (CONTRACT.md, "Every service answers").
+enum BuiltinOperations {
+    struct Health: Codable, Sendable {
+        var status: String
+        var version: String
+        var uptimeMs: Int64
+    }
+
+    struct ReplayRequest: Codable, Sendable {
+        var after: Int64
+        var limit: Int?
+    }
+
+    struct ReplayResult: Codable, Sendable {
+        var events: [Event]
+        var last: Int64
+    }
+
+    static let healthSchema = JSONSchema.object(
+        [
+            "status": .oneOf(["ok"]), "version": .string(),
+            "uptimeMs": .integer(minimum: 0).described("milliseconds since the process started"),
+        ], required: ["status", "version", "uptimeMs"])
+
+    static let eventSchema = JSONSchema.object(
+        [
+            "source": .string(), "seq": .integer(minimum: 1), "type": .string(), "at": .string(format: .dateTime),
+            "data": .any,
+        ], required: ["source", "seq", "type", "at", "data"])
+
+    static func health(service: String, startedAt: ContinuousClock.Instant) -> Operation {
+        .inline(
+            "\(service).health", summary: "Whether the service is up, its version and uptime.", response: healthSchema
+        ) { (_, _: Empty) in
+            Health(status: "ok", version: BuildInfo.version, uptimeMs: Int64((ContinuousClock.now - startedAt).wholeMilliseconds))
+        }
+    }
+
+    static func replay(service: String) -> Operation {
+        .read(
+            "\(service).events.replay",
+            summary: "Events after a seq, oldest first, for subscribers that missed some. Services only.",
+            auth: .internal,
+            request: .object(
+                ["after": .integer(minimum: 0), "limit": .integer(minimum: 1, maximum: 1_000).described("default 100")],
+                required: ["after"]),
+            response: .object(
+                ["events": .array(of: eventSchema, maxItems: 1_000), "last": .integer(minimum: 0)],
+                required: ["events", "last"])
+        ) { (_, request: ReplayRequest, db: Database) in
+            ReplayResult(
+                events: try Outbox.events(db, source: service, after: request.after, limit: request.limit ?? 100),
+                last: try Outbox.lastSeq(db))
+        }
+    }
+
+    /// `describe`: computed once, since operations do not change while running.
+    static func describe(service: String, summary: String, operations: [Operation], events: [EventDescription]) -> Operation {
+        let document: JSONValue = [
+            "service": .string(service), "summary": .string(summary), "version": .string(BuildInfo.version),
+            "operations": .array(operations.sorted { $0.name < $1.name }.map(\.descriptionValue)),
+            "events": .array(events.map(\.descriptionValue)),
+        ]
+        return .inline(
+            "\(service).describe", summary: "Every operation with its schemas and auth rule, and every event type.",
+            response: .object(
+                ["service": .string(), "summary": .string(), "version": .string(), "operations": .array(of: .any), "events": .array(of: .any)],
+                required: ["service", "operations", "events"])
+        ) { (_, _: Empty) in document }
+    }
+
+    /// The service's operations with the built-in ones added.
+    static func complete(_ definition: ServiceDefinition, startedAt: ContinuousClock.Instant) -> [Operation] {
+        var operations = definition.operations
+        operations.append(health(service: definition.name, startedAt: startedAt))
+        operations.append(replay(service: definition.name))
+        let describe = describe(
+            service: definition.name, summary: definition.summary,
+            operations: operations + [placeholderDescribe(definition.name)], events: definition.events)
+        operations.append(describe)
+        return operations
+    }
+
+    private static func placeholderDescribe(_ service: String) -> Operation {
+        .inline(
+            "\(service).describe", summary: "Every operation with its schemas and auth rule, and every event type.",
+            response: .object([:], additional: .any)
+        ) { (_, _: Empty) in Empty() }
+    }
+}
+
+/// Operations the gateway never forwards for clients (`forbidden`): they are for the
+/// services themselves (CONTRACT.md: `events.replay` is for services only).
+public enum InternalOperations {
+    /// Whether `op` is internal: `<service>.events.replay` or `<service>.internal.*`.
+    public static func contains(_ op: String) -> Bool {
+        guard let dot = op.firstIndex(of: ".") else { return false }
+        let rest = op[op.index(after: dot)...]
+        return rest == "events.replay" || rest.hasPrefix("internal.")
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import GRDB
+
+/// The `data` of operations that take no input, and the result of those that return nothing.
+public struct Empty: Codable, Sendable, Equatable {
+    /// The empty value.
+    public init() {}
+}
+
+/// One operation a service offers: its name, who may call it, the JSON Schemas of its
+/// input and result (shown by `describe`, and the input's used to validate `data`), and
+/// how it runs.
+public struct Operation: Sendable {
+    /// Where an operation's handler runs.
+    public enum Mode: String, Sendable {
+        /// On the socket thread itself: pure computation, no I/O (health, describe).
+        case inline
+        /// In a read transaction on the database pool; reads run in parallel.
+        case read
+        /// In one write transaction, serialized with the other writes, with the
+        /// idempotency record in the same transaction.
+        case write
+        /// An async task that may call other systems first and commit with
+        /// ``RequestContext/commit(_:)``.
+        case task
+    }
+
+    /// The full name, `<service>.<operation>`.
+    public let name: String
+    /// What the operation does, for `describe`.
+    public let summary: String
+    /// Who may call it.
+    public let auth: AuthRule
+    /// The schema of `data`; requests that break it get `validation_failed`.
+    public let request: JSONSchema
+    /// The schema of the result.
+    public let response: JSONSchema
+    /// Where the handler runs.
+    public let mode: Mode
+    let execute: @Sendable (RequestContext, JSONValue) async throws -> Data
+    let executeInline: (@Sendable (RequestContext, JSONValue) throws -> Data)?
+
+    /// An operation that computes its answer on the socket thread, without I/O.
+    public static func inline<Request: Decodable & Sendable, Response: Encodable & Sendable>(
+        _ name: String, summary: String, auth: AuthRule = .public, request: JSONSchema = .empty, response: JSONSchema,
+        _ handler: @escaping @Sendable (RequestContext, Request) throws -> Response
+    ) -> Operation {
+        let run: @Sendable (RequestContext, JSONValue) throws -> Data = { context, data in
+            try WireJSON.encode(handler(context, try decodeRequest(Request.self, from: data)))
+        }
+        return Operation(
+            name: name, summary: summary, auth: auth, request: request, response: response, mode: .inline,
+            execute: { context, data in try run(context, data) }, executeInline: run)
+    }
+
+    /// An operation answered from one read transaction.
+    public static func read<Request: Decodable & Sendable, Response: Encodable & Sendable>(
+        _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema,
+        _ handler: @escaping @Sendable (RequestContext, Request, Database) throws -> Response
+    ) -> Operation {
+        Operation(
+            name: name, summary: summary, auth: auth, request: request, response: response, mode: .read,
+            execute: { context, data in
+                let input = try decodeRequest(Request.self, from: data)
+                let result = try await context.database().read { db in try handler(context, input, db) }
+                return try WireJSON.encode(result)
+            }, executeInline: nil)
+    }
+
+    /// An operation that changes state in one write transaction. With an `idem` key the
+    /// reply is stored in the same transaction, and a retry gets it back unchanged.
+    public static func write<Request: Decodable & Sendable, Response: Codable & Sendable>(
+        _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema,
+        _ handler: @escaping @Sendable (RequestContext, Request, Database) throws -> Response
+    ) -> Operation {
+        Operation(
+            name: name, summary: summary, auth: auth, request: request, response: response, mode: .write,
+            execute: { context, data in
+                let input = try decodeRequest(Request.self, from: data)
+                return try await context.commitEncoded { db in try WireJSON.encode(handler(context, input, db)) }
+            }, executeInline: nil)
+    }
+
+    /// An operation that does async work (hashing, calls to providers or other services)
+    /// and commits its changes with ``RequestContext/commit(_:)``.
+    public static func task<Request: Decodable & Sendable, Response: Encodable & Sendable>(
+        _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema,
+        _ handler: @escaping @Sendable (RequestContext, Request) async throws -> Response
+    ) -> Operation {
+        Operation(
+            name: name, summary: summary, auth: auth, request: request, response: response, mode: .task,
+            execute: { context, data in
+                try WireJSON.encode(try await handler(context, try decodeRequest(Request.self, from: data)))
+            }, executeInline: nil)
+    }
+
+    /// The operation as `describe` lists it.
+    public var descriptionValue: JSONValue {
+        [
+            "op": .string(name), "summary": .string(summary), "auth": .string(auth.wireName),
+            "mode": .string(mode.rawValue), "request": request.jsonValue, "response": response.jsonValue,
+        ]
+    }
+}
+
+/// Decodes an operation's typed input from `data` that already passed its schema.
+/// A decoding failure still names the field, as `validation_failed`.
+func decodeRequest<Request: Decodable>(_ type: Request.Type, from data: JSONValue) throws -> Request {
+    if type == Empty.self, let empty = Empty() as? Request { return empty }
+    do {
+        return try WireJSON.decode(type, from: data.serialized)
+    } catch let error as DecodingError {
+        throw ServiceError.validationFailed(fieldProblem(of: error))
+    }
+}
+
+private func fieldProblem(of error: DecodingError) -> [String: String] {
+    func path(_ codingPath: [any CodingKey]) -> String {
+        let text = codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        let trimmed = text.hasPrefix(".") ? String(text.dropFirst()) : text
+        return trimmed.isEmpty ? "data" : trimmed
+    }
+    switch error {
+    case .typeMismatch(_, let context), .dataCorrupted(let context):
+        return [path(context.codingPath): context.debugDescription]
+    case .keyNotFound(let key, let context):
+        return [path(context.codingPath + [key]): "is required"]
+    case .valueNotFound(_, let context):
+        return [path(context.codingPath): "must not be null"]
+    @unknown default:
+        return ["data": "is not valid"]
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What every executable does first: logging to standard error at the configured
+/// level, and (when asked) exiting when its parent goes away.
+public enum ProcessSetup {
+    /// Sets up logging and the parent watch; returns the process's logger.
+    public static func start(label: String, configuration: PlatformConfiguration) -> Logger {
+        let level = configuration.logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var logger = Logger(label: label)
+        logger.logLevel = level
+        if configuration.stopWithParent { watchParent() }
+        return logger
+    }
+
+    /// Sends SIGTERM to this process when its parent exits (it is then re-parented), so
+    /// a crashed stack runner or test never leaves services behind.
+    public static func watchParent() {
+        let parent = getppid()
+        let thread = Thread {
+            while getppid() == parent { usleep(200_000) }
+            kill(getpid(), SIGTERM)
+            // If graceful shutdown hangs, do not linger as an orphan.
+            sleep(10)
+            _exit(1)
+        }
+        thread.name = "parent-watch"
+        thread.start()
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import GRDB
+import Logging
+
+/// Everything a handler knows about the request it serves.
+public struct RequestContext: Sendable {
+    /// The client's request id.
+    public let requestID: String
+    /// The operation's full name.
+    public let op: String
+    /// The verified caller; `nil` for anonymous calls to public operations.
+    public let principal: Principal?
+    /// The idempotency key, if the request carried one.
+    public let idempotencyKey: String?
+    /// SHA-256 of the operation and its canonical `data`, to tell a retry from a reuse.
+    public let requestHash: String
+    /// When the service received the request.
+    public let receivedAt: Date
+    /// The request's logger, with its id and op as metadata.
+    public let logger: Logger
+    let pool: DatabasePool?
+
+    /// Creates a context (the runtime does this; tests may too).
+    public init(
+        requestID: String, op: String, principal: Principal?, idempotencyKey: String?, requestHash: String,
+        receivedAt: Date = Date(), logger: Logger, database: DatabasePool?
+    ) {
+        self.requestID = requestID
+        self.op = op
+        self.principal = principal
+        self.idempotencyKey = idempotencyKey
+        self.requestHash = requestHash
+        self.receivedAt = receivedAt
+        self.logger = logger
+        self.pool = database
+    }
+
+    /// The service's database.
+    public func database() throws -> DatabasePool {
+        guard let pool else {
+            logger.error("operation needs a database but the process has none")
+            throw ServiceError.internal(ref: requestID)
+        }
+        return pool
+    }
+
+    /// The caller, or `unauthenticated` when the request had no valid token.
+    public func requirePrincipal() throws -> Principal {
+        guard let principal else { throw ServiceError.unauthenticated() }
+        return principal
+    }
+
+    /// The scope idempotency keys live in: the caller's user id, or `public`.
+    var idempotencyScope: String { principal.map { "user:\($0.userID)" } ?? "public" }
+
+    /// Runs `body` in one write transaction and returns its result. When the request has
+    /// an `idem` key, the result is stored as the reply in the same transaction; if the
+    /// key was already used for the same request, the stored reply comes back and `body`
+    /// does not run; with another request it is a `conflict`.
+    public func commit<Result: Codable & Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
+        let data = try await commitEncoded { db in try WireJSON.encode(body(db)) }
+        return try WireJSON.decode(Result.self, from: data)
+    }
+
+    /// ``commit(_:)`` for a body that returns its reply already encoded.
+    func commitEncoded(_ body: @escaping @Sendable (Database) throws -> Data) async throws -> Data {
+        let pool = try database()
+        guard let key = idempotencyKey else { return try await pool.write(body) }
+        let scope = idempotencyScope, op = self.op, hash = requestHash
+        return try await pool.write { db in
+            switch try IdempotencyStore.lookup(db, scope: scope, key: key, op: op, requestHash: hash) {
+            case .replay(let stored): return stored
+            case .conflict: throw ServiceError.idempotencyConflict
+            case .new: break
+            }
+            let reply = try body(db)
+            try IdempotencyStore.save(db, scope: scope, key: key, op: op, requestHash: hash, reply: reply)
+            return reply
+        }
+    }
+}
+
+extension ServiceError {
+    /// An `idem` key reused with another operation or body.
+    public static let idempotencyConflict = ServiceError.conflict(
+        "this idempotency key was already used for a different request", reason: "idempotency_key_reused")
+}

@@ -1,0 +1,119 @@
+import Foundation
+import GRDB
+import Logging
+
+/// Turns a parsed request into a reply: finds the operation, checks the caller against
+/// its auth rule, validates `data` against its schema, runs the handler and maps every
+/// error to the contract's codes. Shared by all services.
+public final class RequestDispatcher: Sendable {
+    /// The service name.
+    public let service: String
+    private let operations: [String: Operation]
+    private let verifier: any TokenVerifier
+    private let pool: DatabasePool?
+    private let logger: Logger
+
+    /// Creates a dispatcher over a service's operations.
+    public init(service: String, operations: [Operation], verifier: any TokenVerifier, pool: DatabasePool?, logger: Logger) {
+        self.service = service
+        self.operations = Dictionary(operations.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.verifier = verifier
+        self.pool = pool
+        self.logger = logger
+    }
+
+    /// A request ready to run.
+    public struct Prepared: Sendable {
+        let operation: Operation
+        let context: RequestContext
+        let data: JSONValue
+        /// Whether the handler may run on the socket thread.
+        public var isInline: Bool { operation.executeInline != nil }
+    }
+
+    /// Looks up, authorizes and validates a request.
+    public func prepare(_ request: RequestEnvelope, receivedAt: Date = Date()) throws(ServiceError) -> Prepared {
+        guard let operation = operations[request.op] else { throw .unknownOp(request.op) }
+        var principal: Principal?
+        if let token = request.token, operation.auth != .public {
+            principal = try verifier.verify(token)
+        }
+        switch operation.auth {
+        case .public, .internal:
+            break
+        case .authenticated:
+            guard principal != nil else { throw .unauthenticated() }
+        case .anyRole(let roles):
+            guard let principal else { throw .unauthenticated() }
+            guard !roles.isDisjoint(with: principal.roles) else {
+                throw .forbidden("this operation needs one of the roles: \(roles.sorted().joined(separator: ", "))")
+            }
+        }
+        let problems = operation.request.validate(request.data)
+        guard problems.isEmpty else { throw .validationFailed(problems) }
+        var requestLogger = logger
+        requestLogger[metadataKey: "id"] = "\(request.id)"
+        requestLogger[metadataKey: "op"] = "\(request.op)"
+        let hash = request.idem == nil ? "" : Digest.sha256Hex(Data(request.op.utf8) + [0] + request.data.serialized)
+        let context = RequestContext(
+            requestID: request.id, op: request.op, principal: principal, idempotencyKey: request.idem, requestHash: hash,
+            receivedAt: receivedAt, logger: requestLogger, database: pool)
+        return Prepared(operation: operation, context: context, data: request.data)
+    }
+
+    /// Runs an inline request on the calling thread and returns the reply frame.
+    public func runInline(_ prepared: Prepared) -> (reply: Data, outcome: String) {
+        guard let run = prepared.operation.executeInline else {
+            return failure(prepared.context.requestID, .internal(ref: prepared.context.requestID), outcome: "internal")
+        }
+        do {
+            return (Reply.success(id: prepared.context.requestID, data: try run(prepared.context, prepared.data)), "ok")
+        } catch {
+            return reply(for: error, prepared.context)
+        }
+    }
+
+    /// Runs a request's handler and returns the reply frame.
+    public func run(_ prepared: Prepared) async -> (reply: Data, outcome: String) {
+        let context = prepared.context
+        do {
+            let data = try await prepared.operation.execute(context, prepared.data)
+            return (Reply.success(id: context.requestID, data: data), "ok")
+        } catch {
+            return reply(for: error, context)
+        }
+    }
+
+    /// Parses, prepares and runs a request frame end to end (for in-process callers).
+    public func handle(_ body: Data) async -> Data {
+        let envelope: RequestEnvelope
+        do {
+            envelope = try RequestEnvelope.parse(body)
+        } catch {
+            return Reply.failure(id: error.id, error: error.error)
+        }
+        do {
+            return await run(try prepare(envelope)).reply
+        } catch {
+            return Reply.failure(id: envelope.id, error: error)
+        }
+    }
+
+    private func reply(for error: any Error, _ context: RequestContext) -> (reply: Data, outcome: String) {
+        switch error {
+        case let error as ServiceError:
+            return failure(context.requestID, error, outcome: error.code.rawValue)
+        case is CancellationError:
+            return failure(context.requestID, .timeout(), outcome: "timeout")
+        default:
+            // The cause goes to the log only; the wire gets a reference to find it.
+            let ref = Digest.hex(Digest.randomBytes(6))
+            context.logger.error("handler failed", metadata: ["ref": "\(ref)", "error": "\(String(reflecting: error))"])
+            return failure(context.requestID, .internal(ref: ref), outcome: "internal")
+        }
+    }
+
+    private func failure(_ id: String, _ error: ServiceError, outcome: String) -> (reply: Data, outcome: String) {
+        (Reply.failure(id: id, error: error), outcome)
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import ZeroMQ
+
+/// Limits and deadlines of a request socket.
+public struct RequestLimits: Sendable {
+    /// Requests larger than this get `payload_too_large` (CONTRACT.md: 1 MiB).
+    public var maxRequestBytes = 1 << 20
+    /// Frames larger than this make libzmq drop the connection (`ZMQ_MAXMSGSIZE`).
+    public var maxMessageBytes: Int64 = 4 << 20
+    /// How long a handler may run before the request is answered with `timeout`.
+    public var deadline: Duration = .seconds(4)
+    /// How long shutdown waits for requests in flight.
+    public var shutdownGrace: Duration = .seconds(5)
+
+    /// Defaults from the contract.
+    public init() {}
+}
+
+/// The request socket of a service: a ROUTER on its own thread.
+///
+/// The thread receives, parses and answers; it never waits for SQLite. Inline operations
+/// (health, describe) are answered right there; every other request becomes a task, and
+/// its reply comes back through a ``Mailbox``. Each request has a deadline after which
+/// it is answered with `timeout` and its task is cancelled. On shutdown the socket stops
+/// taking requests, finishes those in flight (up to the grace period), then closes.
+public final class RequestServer: Service, Sendable {
+    private let endpoint: String
+    private let dispatcher: RequestDispatcher
+    private let limits: RequestLimits
+    private let logger: Logger
+    private let curve: CurveRole?
+    private let completions = Mailbox<Completion>()
+    private let stopping = Atomic<Bool>(false)
+    private let bound = AsyncSignal()
+    private let boundEndpoint = Mutex<String?>(nil)
+
+    private struct Completion: Sendable {
+        let tag: UInt64
+        let reply: Data
+        let outcome: String
+    }
+
+    private struct InFlight {
+        let envelope: [Data]
+        let id: String
+        let op: String
+        let started: ContinuousClock.Instant
+        let deadline: ContinuousClock.Instant
+        let task: Task<Void, Never>
+    }
+
+    /// Creates a server that will bind `endpoint`.
+    public init(endpoint: String, dispatcher: RequestDispatcher, limits: RequestLimits, logger: Logger, curve: CurveRole? = nil) {
+        self.endpoint = endpoint
+        self.dispatcher = dispatcher
+        self.limits = limits
+        self.logger = logger
+        self.curve = curve
+    }
+
+    /// The endpoint actually bound (with the real port), once the socket is up.
+    public func waitUntilBound() async -> String? {
+        await bound.wait()
+        return boundEndpoint.withLock { $0 }
+    }
+
+    public func run() async throws {
+        let thread = SocketThread(name: "\(dispatcher.service)-requests") { [self] in serve() }
+        await withGracefulShutdownHandler {
+            await thread.join()
+        } onGracefulShutdown: { [self] in
+            stop()
+        }
+        if boundEndpoint.withLock({ $0 }) == nil {
+            throw ServiceError.unavailable("cannot bind \(endpoint)")
+        }
+    }
+
+    /// Stops taking requests and finishes those in flight.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+        completions.wake()
+    }
+
+    private func serve() {
+        let socket: ZMQSocket
+        do {
+            socket = try ZMQSocket(type: .router, options: .with {
+                $0.maxMessageSize = limits.maxMessageBytes
+                $0.curve = curve
+            })
+            try socket.bind(endpoint)
+        } catch {
+            logger.critical("cannot bind the request socket", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+            bound.fire()
+            return
+        }
+        boundEndpoint.withLock { $0 = socket.lastEndpoint }
+        bound.fire()
+        logger.info("serving", metadata: ["endpoint": "\(socket.lastEndpoint)"])
+
+        var inFlight: [UInt64: InFlight] = [:]
+        var nextTag: UInt64 = 0
+        var poller = Poller()
+        let socketItem = poller.add(socket)
+        let mailboxItem = poller.add(fileDescriptor: completions.fileDescriptor)
+        var drainUntil: ContinuousClock.Instant?
+
+        func send(_ frames: [Data]) {
+            do {
+                try socket.send(multipart: frames, dontWait: true)
+            } catch {
+                logger.warning("cannot send a reply", metadata: ["error": "\(error)"])
+            }
+        }
+
+        func finish(_ request: InFlight, reply: Data, outcome: String) {
+            send(request.envelope + [reply])
+            log(id: request.id, op: request.op, started: request.started, outcome: outcome)
+        }
+
+        func accept(_ frames: [Data]) {
+            let started = ContinuousClock.now
+            let message: RoutedMessage
+            switch RoutedMessage.split(frames) {
+            case .failure(let problem):
+                let (envelope, text) = RoutedMessage.replyEnvelope(for: problem)
+                send(envelope + [Reply.failure(id: nil, error: .badRequest(text))])
+                log(id: nil, op: nil, started: started, outcome: "bad_request")
+                return
+            case .success(let split):
+                message = split
+            }
+            guard message.body.count <= limits.maxRequestBytes else {
+                send(message.envelope + [Reply.failure(id: nil, error: .payloadTooLarge(limit: limits.maxRequestBytes))])
+                log(id: nil, op: nil, started: started, outcome: "payload_too_large")
+                return
+            }
+            let request: RequestEnvelope
+            do {
+                request = try RequestEnvelope.parse(message.body)
+            } catch {
+                send(message.envelope + [Reply.failure(id: error.id, error: error.error)])
+                log(id: error.id, op: nil, started: started, outcome: error.error.code.rawValue)
+                return
+            }
+            let prepared: RequestDispatcher.Prepared
+            do {
+                prepared = try dispatcher.prepare(request)
+            } catch {
+                send(message.envelope + [Reply.failure(id: request.id, error: error)])
+                log(id: request.id, op: request.op, started: started, outcome: error.code.rawValue)
+                return
+            }
+            if prepared.isInline {
+                let (reply, outcome) = dispatcher.runInline(prepared)
+                send(message.envelope + [reply])
+                log(id: request.id, op: request.op, started: started, outcome: outcome)
+                return
+            }
+            nextTag += 1
+            let tag = nextTag
+            let dispatcher = self.dispatcher, completions = self.completions
+            let task = Task {
+                let (reply, outcome) = await dispatcher.run(prepared)
+                completions.post(Completion(tag: tag, reply: reply, outcome: outcome))
+            }
+            inFlight[tag] = InFlight(
+                envelope: message.envelope, id: request.id, op: request.op, started: started,
+                deadline: started + limits.deadline, task: task)
+        }
+
+        while true {
+            let now = ContinuousClock.now
+            if stopping.load(ordering: .relaxed), drainUntil == nil {
+                drainUntil = now + limits.shutdownGrace
+                logger.info("stopping: finishing requests in flight", metadata: ["inFlight": "\(inFlight.count)"])
+            }
+            if let drainUntil, inFlight.isEmpty || now >= drainUntil { break }
+
+            var wait = 250
+            for (tag, request) in inFlight {
+                if request.deadline <= now {
+                    inFlight[tag] = nil
+                    request.task.cancel()
+                    finish(request, reply: Reply.failure(id: request.id, error: .timeout()), outcome: "timeout")
+                } else {
+                    wait = min(wait, (request.deadline - now).wholeMilliseconds + 1)
+                }
+            }
+            guard (try? poller.poll(timeoutMs: wait)) != nil else { break }
+            if poller.isReadable(mailboxItem) {
+                for completion in completions.drain() {
+                    // A request that timed out was already answered; its late reply is dropped.
+                    guard let request = inFlight.removeValue(forKey: completion.tag) else { continue }
+                    finish(request, reply: completion.reply, outcome: completion.outcome)
+                }
+            }
+            if drainUntil == nil, poller.isReadable(socketItem) {
+                // Take a bounded batch so completions and deadlines are not starved.
+                for _ in 0..<512 {
+                    guard let frames = try? socket.receiveMultipart(dontWait: true) else { break }
+                    accept(frames)
+                }
+            }
+        }
+        for (_, request) in inFlight {
+            request.task.cancel()
+            finish(request, reply: Reply.failure(id: request.id, error: .unavailable("the service is shutting down")), outcome: "unavailable")
+        }
+        // Give the last replies a moment to leave before the socket goes.
+        try? socket.setLinger(milliseconds: 1_000)
+        socket.close()
+        logger.info("request socket closed")
+    }
+
+    private func log(id: String?, op: String?, started: ContinuousClock.Instant, outcome: String) {
+        guard logger.logLevel <= .info else { return }
+        let duration = ContinuousClock.now - started
+        logger.info(
+            "request",
+            metadata: [
+                "id": "\(id ?? "-")", "op": "\(op ?? "-")", "ms": "\(String(format: "%.3f", duration.milliseconds))",
+                "outcome": "\(outcome)",
+            ])
+    }
+}

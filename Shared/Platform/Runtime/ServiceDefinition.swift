@@ -1,0 +1,41 @@
+import GRDB
+
+/// What a service is: its name, operations, events, subscriptions and database.
+/// The runtime adds `health`, `describe` and `events.replay` to every service.
+public struct ServiceDefinition: Sendable {
+    /// The service's name, the first segment of its operations (`booking`).
+    public var name: String
+    /// One line about the service, for `describe`.
+    public var summary: String
+    /// How its database survives power loss (see README, "Storage").
+    public var durability: Durability
+    /// Its domain operations.
+    public var operations: [Operation]
+    /// The event types it publishes.
+    public var events: [EventDescription]
+    /// Other services' events it applies.
+    public var subscriptions: [EventSubscription]
+    /// Registers its forward-only migrations (after the platform's own).
+    public var migrations: @Sendable (inout DatabaseMigrator) -> Void
+
+    /// Creates a definition.
+    public init(
+        name: String, summary: String, durability: Durability, operations: [Operation] = [],
+        events: [EventDescription] = [], subscriptions: [EventSubscription] = [],
+        migrations: @escaping @Sendable (inout DatabaseMigrator) -> Void = { _ in }
+    ) {
+        self.name = name
+        self.summary = summary
+        self.durability = durability
+        self.operations = operations
+        self.events = events
+        self.subscriptions = subscriptions
+        self.migrations = migrations
+    }
+}
+
+/// The version every executable reports in `health`.
+public enum BuildInfo {
+    /// The system's version.
+    public static let version = "0.1.0"
+}

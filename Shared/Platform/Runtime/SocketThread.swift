@@ -1,0 +1,30 @@
+import Foundation
+
+/// Starts a dedicated thread that owns ZeroMQ sockets and lets async code wait for it.
+///
+/// Blocking ZeroMQ calls never run on Swift's cooperative pool: every socket loop runs
+/// on one of these threads, and `join()` suspends without blocking a pool thread.
+public final class SocketThread: Sendable {
+    private let done = AsyncSignal()
+
+    /// Starts `body` on a new thread named `name`.
+    public init(name: String, _ body: @escaping @Sendable () -> Void) {
+        let done = self.done
+        let thread = Thread {
+            body()
+            done.fire()
+        }
+        thread.name = name
+        // Socket loops are light; a smaller stack keeps many threads cheap.
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+
+    /// Waits until the thread's body has returned.
+    public func join() async {
+        await done.wait()
+    }
+
+    /// Whether the thread's body has returned.
+    public var isFinished: Bool { done.isFired }
+}

@@ -1,0 +1,135 @@
+import Foundation
+
+extension JSONSchema {
+    /// Checks a value and returns each problem keyed by its path (`email`,
+    /// `items[2].name`); an empty result means the value is valid.
+    public func validate(_ value: JSONValue) -> [String: String] {
+        var problems: [String: String] = [:]
+        validate(value, at: "", into: &problems)
+        return problems
+    }
+
+    private func validate(_ value: JSONValue, at path: String, into problems: inout [String: String]) {
+        let field = path.isEmpty ? "data" : path
+        if case .null = value {
+            if !isNullable, !isAny { problems[field] = "must not be null" }
+            return
+        }
+        switch kind {
+        case .any:
+            return
+        case .object(let properties, let required, let additional):
+            guard case .object(let members) = value else {
+                problems[field] = "must be an object"
+                return
+            }
+            for name in required where members[name] == nil {
+                problems[join(path, name)] = "is required"
+            }
+            for (name, member) in members {
+                if let schema = properties[name] {
+                    schema.validate(member, at: join(path, name), into: &problems)
+                } else if let additional {
+                    additional.validate(member, at: join(path, name), into: &problems)
+                } else {
+                    problems[join(path, name)] = "is not a known field"
+                }
+            }
+        case .string(let minLength, let maxLength, let format, let allowed):
+            guard case .string(let text) = value else {
+                problems[field] = "must be a string"
+                return
+            }
+            if let allowed {
+                if !allowed.contains(text) { problems[field] = "must be one of: \(allowed.joined(separator: ", "))" }
+                return
+            }
+            let length = text.count
+            if length < minLength {
+                problems[field] = minLength == 1 ? "must not be empty" : "must have at least \(minLength) characters"
+            } else if length > maxLength {
+                problems[field] = "must have at most \(maxLength) characters"
+            } else if text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                problems[field] = "must not contain control characters"
+            } else if let format, !format.accepts(text) {
+                problems[field] = format.problem
+            }
+        case .integer(let minimum, let maximum):
+            guard case .integer(let number) = value else {
+                problems[field] = "must be an integer"
+                return
+            }
+            if let minimum, number < minimum { problems[field] = "must be at least \(minimum)" }
+            if let maximum, number > maximum { problems[field] = "must be at most \(maximum)" }
+        case .number:
+            switch value {
+            case .integer, .number: return
+            default: problems[field] = "must be a number"
+            }
+        case .boolean:
+            guard case .bool = value else {
+                problems[field] = "must be true or false"
+                return
+            }
+        case .array(let items, let minItems, let maxItems):
+            guard case .array(let elements) = value else {
+                problems[field] = "must be an array"
+                return
+            }
+            if elements.count < minItems { problems[field] = "must have at least \(minItems) items" }
+            if elements.count > maxItems { problems[field] = "must have at most \(maxItems) items" }
+            for (index, element) in elements.prefix(maxItems).enumerated() {
+                items.validate(element, at: "\(field)[\(index)]", into: &problems)
+            }
+        }
+    }
+
+    private var isAny: Bool {
+        if case .any = kind { return true }
+        return false
+    }
+
+    private func join(_ path: String, _ name: String) -> String {
+        path.isEmpty ? name : "\(path).\(name)"
+    }
+}
+
+extension JSONSchema {
+    /// The schema as JSON Schema (draft 2020-12), as `describe` shows it.
+    public var jsonValue: JSONValue {
+        var members: [String: JSONValue]
+        switch kind {
+        case .any:
+            members = [:]
+        case .object(let properties, let required, let additional):
+            members = ["type": "object", "properties": .object(properties.mapValues(\.jsonValue))]
+            if !required.isEmpty { members["required"] = .array(required.sorted().map { .string($0) }) }
+            members["additionalProperties"] = additional?.jsonValue ?? .bool(false)
+        case .string(let minLength, let maxLength, let format, let allowed):
+            members = ["type": "string"]
+            if let allowed {
+                members["enum"] = .array(allowed.map { .string($0) })
+            } else {
+                if minLength > 0 { members["minLength"] = .integer(Int64(minLength)) }
+                members["maxLength"] = .integer(Int64(maxLength))
+                if let format { members["format"] = .string(format.rawValue) }
+            }
+        case .integer(let minimum, let maximum):
+            members = ["type": "integer"]
+            if let minimum { members["minimum"] = .integer(minimum) }
+            if let maximum { members["maximum"] = .integer(maximum) }
+        case .number:
+            members = ["type": "number"]
+        case .boolean:
+            members = ["type": "boolean"]
+        case .array(let items, let minItems, let maxItems):
+            members = ["type": "array", "items": items.jsonValue, "maxItems": .integer(Int64(maxItems))]
+            if minItems > 0 { members["minItems"] = .integer(Int64(minItems)) }
+        }
+        if isNullable, case .string(let type)? = members["type"] {
+            members["type"] = .array([.string(type), "null"])
+        }
+        if let summary { members["description"] = .string(summary) }
+        return .object(members)
+    }
+}

@@ -1,0 +1,61 @@
+/// Who is calling: the verified claims of an access token.
+public struct Principal: Sendable, Equatable, Codable {
+    /// The user's id.
+    public var userID: String
+    /// Every role the user holds (`recipient`, `sponsor`, `staff`, `admin`).
+    public var roles: Set<String>
+    /// The role the user acts in now (the goals app lets people switch).
+    public var activeRole: String?
+    /// The session the token belongs to.
+    public var sessionID: String
+
+    /// Creates a principal.
+    public init(userID: String, roles: Set<String>, activeRole: String? = nil, sessionID: String) {
+        self.userID = userID
+        self.roles = roles
+        self.activeRole = activeRole
+        self.sessionID = sessionID
+    }
+
+    /// Whether the user holds `role`.
+    public func has(_ role: String) -> Bool { roles.contains(role) }
+}
+
+/// Who may call an operation.
+public enum AuthRule: Sendable, Equatable {
+    /// Anyone, without a token.
+    case `public`
+    /// Any signed-in user.
+    case authenticated
+    /// A signed-in user holding at least one of the roles.
+    case anyRole(Set<String>)
+    /// Other services and operators' tools on the internal network only: the gateway
+    /// refuses these for clients with `forbidden`.
+    case `internal`
+
+    /// The rule as `describe` shows it.
+    public var wireName: String {
+        switch self {
+        case .public: "public"
+        case .authenticated: "authenticated"
+        case .anyRole(let roles): "role:" + roles.sorted().joined(separator: "|")
+        case .internal: "internal"
+        }
+    }
+}
+
+/// Checks access tokens locally, without asking the auth service.
+public protocol TokenVerifier: Sendable {
+    /// Returns the token's principal, or throws `ServiceError.unauthenticated`.
+    func verify(_ token: String) throws(ServiceError) -> Principal
+}
+
+/// The verifier of a process that has not been given auth's public keys: every token
+/// is refused, so only public operations can succeed.
+public struct RefusingTokenVerifier: TokenVerifier {
+    /// Creates the verifier.
+    public init() {}
+    public func verify(_ token: String) throws(ServiceError) -> Principal {
+        throw .unauthenticated("this service cannot verify tokens: no signing keys are configured")
+    }
+}

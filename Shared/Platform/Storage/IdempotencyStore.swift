@@ -1,0 +1,51 @@
+import Foundation
+import GRDB
+
+/// Remembers the reply of each write that carried an `idem` key, in the same
+/// transaction as the write, so a retry returns the first reply and changes nothing.
+///
+/// Keys are scoped to the caller (the user, or `public` for anonymous requests), so one
+/// client cannot read another's reply by guessing its key.
+public enum IdempotencyStore {
+    /// What a lookup found.
+    public enum Lookup: Equatable, Sendable {
+        /// The key is new: run the write.
+        case new
+        /// The same request ran before: answer with this reply data.
+        case replay(Data)
+        /// The key was used with another operation or body.
+        case conflict
+    }
+
+    /// The stored outcome for (scope, key), compared with the current request's hash.
+    public static func lookup(_ db: Database, scope: String, key: String, op: String, requestHash: String) throws -> Lookup {
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT op, request_hash, reply FROM platform_idempotency WHERE scope = ? AND key = ?",
+            arguments: [scope, key])
+        else { return .new }
+        let storedOp: String = row["op"]
+        let storedHash: String = row["request_hash"]
+        guard storedOp == op, storedHash == requestHash else { return .conflict }
+        let reply: String = row["reply"]
+        return .replay(Data(reply.utf8))
+    }
+
+    /// Stores the reply of a write that just ran, inside its transaction.
+    public static func save(_ db: Database, scope: String, key: String, op: String, requestHash: String, reply: Data) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO platform_idempotency (scope, key, op, request_hash, reply, created_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [scope, key, op, requestHash, String(decoding: reply, as: UTF8.self), Instant.format(Date())])
+    }
+
+    /// Deletes keys older than `age`; returns how many were removed.
+    @discardableResult
+    public static func prune(_ db: Database, olderThan age: TimeInterval, now: Date = Date()) throws -> Int {
+        try db.execute(
+            sql: "DELETE FROM platform_idempotency WHERE created_at < ?",
+            arguments: [Instant.format(now.addingTimeInterval(-age))])
+        return db.changesCount
+    }
+}

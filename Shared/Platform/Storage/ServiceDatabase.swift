@@ -1,0 +1,91 @@
+import Foundation
+import GRDB
+
+/// How a service's database survives a power loss.
+public enum Durability: String, Sendable, Codable {
+    /// `synchronous=FULL`: a committed transaction survives power loss. For data users
+    /// entrust to us (accounts, money, bookings, goals, reminders).
+    case full
+    /// `synchronous=NORMAL` (WAL): a power loss may roll back the last commits but never
+    /// corrupts. For data rebuilt from other services' events (statistics).
+    case normal
+}
+
+/// The one way to open a service database: a file under the data folder, WAL,
+/// foreign keys on, a busy timeout, the chosen durability, and forward-only migrations
+/// (the platform's tables first, then the service's own) run before anything else.
+public enum ServiceDatabase {
+    /// Opens (creating if needed) `<directory>/<name>.sqlite` and migrates it.
+    public static func open(
+        directory: URL, name: String, durability: Durability,
+        migrations: @Sendable (inout DatabaseMigrator) -> Void
+    ) throws -> DatabasePool {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(5)
+        configuration.label = name
+        configuration.maximumReaderCount = 8
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA busy_timeout = 5000")
+        }
+        let path = directory.appendingPathComponent("\(name).sqlite").path
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        // DatabasePool sets its writer to synchronous=NORMAL whatever prepareDatabase
+        // asked for, so FULL is applied to the writer after opening.
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        var migrator = DatabaseMigrator()
+        PlatformMigrations.register(in: &migrator)
+        migrations(&migrator)
+        try migrator.migrate(pool)
+        return pool
+    }
+
+    /// The writer's `synchronous` setting as SQLite reports it (0 OFF, 1 NORMAL, 2 FULL).
+    public static func synchronousSetting(of pool: DatabasePool) throws -> Int {
+        try pool.writeWithoutTransaction { db in
+            try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1
+        }
+    }
+}
+
+/// The tables every service has: the event outbox, the idempotency store, the
+/// subscribers' cursors and a small key-value table for the platform's own state.
+enum PlatformMigrations {
+    static func register(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("platform-1") { db in
+            // The outbox is also the event log that events.replay serves. AUTOINCREMENT
+            // keeps seq from ever being reused; writes are serialized, so a rolled-back
+            // transaction leaves no gap.
+            try db.execute(sql: """
+                CREATE TABLE platform_event (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    type TEXT NOT NULL,
+                    at TEXT NOT NULL,
+                    data TEXT NOT NULL
+                );
+                CREATE TABLE platform_idempotency (
+                    scope TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    op TEXT NOT NULL,
+                    request_hash TEXT NOT NULL,
+                    reply TEXT NOT NULL,
+                    created_at TEXT NOT NULL,
+                    PRIMARY KEY (scope, key)
+                );
+                CREATE INDEX platform_idempotency_created ON platform_idempotency(created_at);
+                CREATE TABLE platform_event_cursor (
+                    source TEXT PRIMARY KEY,
+                    seq INTEGER NOT NULL
+                );
+                CREATE TABLE platform_meta (
+                    key TEXT PRIMARY KEY,
+                    value TEXT NOT NULL
+                );
+                """)
+        }
+    }
+}

@@ -1,0 +1,223 @@
+import Foundation
+
+/// A parsed request (CONTRACT.md, "Request"). One codec for the gateway, the services,
+/// the client and the tools.
+public struct RequestEnvelope: Sendable, Equatable {
+    /// Chosen by the client, echoed in the reply; at most 128 characters.
+    public var id: String
+    /// `<service>.<operation>`.
+    public var op: String
+    /// The access token, absent for public operations.
+    public var token: String?
+    /// The idempotency key, optional.
+    public var idem: String?
+    /// The operation's input; always an object (`{}` when absent).
+    public var data: JSONValue
+
+    /// The longest accepted `id`.
+    public static let maxIDLength = 128
+    /// The longest accepted `idem` key.
+    public static let maxIdempotencyKeyLength = 200
+
+    /// Creates an envelope.
+    public init(id: String, op: String, token: String? = nil, idem: String? = nil, data: JSONValue = .object([:])) {
+        self.id = id
+        self.op = op
+        self.token = token
+        self.idem = idem
+        self.data = data
+    }
+
+    /// The service an operation belongs to: its first segment.
+    public var service: Substring {
+        op.prefix(while: { $0 != "." })
+    }
+
+    /// A request that could not be parsed: the error to answer with, and the request's
+    /// `id` when it could be read, so the reply still matches.
+    public struct Rejection: Error, Sendable {
+        /// The reply's error.
+        public let error: ServiceError
+        /// The request's `id`, if it was readable.
+        public let id: String?
+    }
+
+    /// Parses one request frame, checking the envelope's types.
+    public static func parse(_ frame: Data) throws(Rejection) -> RequestEnvelope {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(frame)
+        } catch {
+            throw Rejection(error: .badRequest("the request is not valid JSON (UTF-8): \(error.message)"), id: nil)
+        }
+        guard case .object(let members) = value else {
+            throw Rejection(error: .badRequest("the request must be a JSON object"), id: nil)
+        }
+        let id: String
+        switch members["id"] {
+        case .string(let text) where !text.isEmpty && text.count <= maxIDLength: id = text
+        case .string: throw Rejection(error: .badRequest("`id` must have 1 to \(maxIDLength) characters"), id: nil)
+        case nil, .null?: throw Rejection(error: .badRequest("`id` is missing"), id: nil)
+        default: throw Rejection(error: .badRequest("`id` must be a string"), id: nil)
+        }
+        func reject(_ message: String) -> Rejection { Rejection(error: .badRequest(message), id: id) }
+        let op: String
+        switch members["op"] {
+        case .string(let text) where isOperationName(text): op = text
+        case .string: throw reject("`op` must look like `<service>.<operation>`")
+        case nil, .null?: throw reject("`op` is missing")
+        default: throw reject("`op` must be a string")
+        }
+        var token: String?
+        switch members["token"] {
+        case nil, .null?: token = nil
+        case .string(let text): token = text
+        default: throw reject("`token` must be a string")
+        }
+        var idem: String?
+        switch members["idem"] {
+        case nil, .null?: idem = nil
+        case .string(let text) where !text.isEmpty && text.count <= maxIdempotencyKeyLength: idem = text
+        case .string: throw reject("`idem` must have 1 to \(maxIdempotencyKeyLength) characters")
+        default: throw reject("`idem` must be a string")
+        }
+        let data: JSONValue
+        switch members["data"] {
+        case nil, .null?: data = .object([:])
+        case .object(let object): data = .object(object)
+        default: throw reject("`data` must be an object")
+        }
+        return RequestEnvelope(id: id, op: op, token: token, idem: idem, data: data)
+    }
+
+    /// Whether `text` has the form `segment(.segment)+` of lowercase letters, digits and `_`.
+    public static func isOperationName(_ text: String) -> Bool {
+        guard text.utf8.count <= 128 else { return false }
+        var segments = 0
+        var segmentLength = 0
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
+                segmentLength += 1
+            case UInt8(ascii: "."):
+                guard segmentLength > 0 else { return false }
+                segments += 1
+                segmentLength = 0
+            default:
+                return false
+            }
+        }
+        return segmentLength > 0 && segments >= 1
+    }
+
+    /// The JSON bytes of this envelope, as a client sends them.
+    public var encoded: Data {
+        var members: [String: JSONValue] = ["id": .string(id), "op": .string(op), "data": data]
+        if let token { members["token"] = .string(token) }
+        if let idem { members["idem"] = .string(idem) }
+        return JSONValue.object(members).serialized
+    }
+}
+
+/// Builds and reads reply frames (CONTRACT.md, "Reply").
+public enum Reply {
+    /// `{"id":..., "ok":true, "data": <data>}` around already-encoded JSON data.
+    public static func success(id: String?, data: Data) -> Data {
+        var output: [UInt8] = []
+        output.reserveCapacity(data.count + 48)
+        output.append(contentsOf: #"{"id":"#.utf8)
+        writeID(id, to: &output)
+        output.append(contentsOf: #","ok":true,"data":"#.utf8)
+        output.append(contentsOf: data)
+        output.append(UInt8(ascii: "}"))
+        return Data(output)
+    }
+
+    /// `{"id":..., "ok":false, "error": {...}}`.
+    public static func failure(id: String?, error: ServiceError) -> Data {
+        var output: [UInt8] = []
+        output.append(contentsOf: #"{"id":"#.utf8)
+        writeID(id, to: &output)
+        output.append(contentsOf: #","ok":false,"error":"#.utf8)
+        error.wireValue.write(to: &output)
+        output.append(UInt8(ascii: "}"))
+        return Data(output)
+    }
+
+    private static func writeID(_ id: String?, to output: inout [UInt8]) {
+        if let id { JSONValue.writeString(id, to: &output) } else { output.append(contentsOf: "null".utf8) }
+    }
+
+    /// A reply read back by a client.
+    public struct Parsed: Sendable, Equatable {
+        /// The echoed request id (`nil` when the request's id could not be read).
+        public var id: String?
+        /// The result on success.
+        public var data: JSONValue?
+        /// The error on failure.
+        public var error: ServiceError?
+        /// Whether the reply is a success.
+        public var ok: Bool { error == nil }
+    }
+
+    /// Parses a reply frame.
+    public static func parse(_ frame: Data) throws -> Parsed {
+        let value = try JSONParser.parse(frame)
+        guard case .object(let members) = value, case .bool(let ok)? = members["ok"] else {
+            throw JSONParser.Failure(message: "not a reply")
+        }
+        let id = members["id"]?.stringValue
+        if ok { return Parsed(id: id, data: members["data"] ?? .null, error: nil) }
+        let errorObject = members["error"]?.objectValue ?? [:]
+        let code = errorObject["code"]?.stringValue.flatMap(ErrorCode.init(rawValue:)) ?? .internal
+        var details = errorObject["details"]?.objectValue ?? [:]
+        let fields = details.removeValue(forKey: "fields")?.objectValue?.compactMapValues(\.stringValue) ?? [:]
+        let error = ServiceError(code, errorObject["message"]?.stringValue ?? "", fields: fields, details: details)
+        return Parsed(id: id, data: nil, error: error)
+    }
+}
+
+/// A message on a ROUTER socket split into its routing envelope and body.
+///
+/// Every frame up to and including the first empty delimiter is the envelope and goes
+/// back unchanged with the reply; exactly one body frame must follow (CONTRACT.md, "Frames").
+public struct RoutedMessage: Sendable {
+    /// The routing frames, ending with the empty delimiter.
+    public var envelope: [Data]
+    /// The request body.
+    public var body: Data
+
+    /// Why a message could not be split.
+    public enum Problem: Error, Sendable {
+        /// No empty delimiter: the reply goes to the first frame (the peer's identity).
+        case missingDelimiter(identity: Data)
+        /// More than one frame after the delimiter.
+        case extraFrames(envelope: [Data])
+        /// Nothing after the delimiter.
+        case missingBody(envelope: [Data])
+    }
+
+    /// Splits the frames a ROUTER received.
+    public static func split(_ frames: [Data]) -> Result<RoutedMessage, Problem> {
+        guard let delimiter = frames.firstIndex(where: \.isEmpty) else {
+            return .failure(.missingDelimiter(identity: frames.first ?? Data()))
+        }
+        let envelope = Array(frames[...delimiter])
+        let bodyCount = frames.count - delimiter - 1
+        if bodyCount == 0 { return .failure(.missingBody(envelope: envelope)) }
+        if bodyCount > 1 { return .failure(.extraFrames(envelope: envelope)) }
+        return .success(RoutedMessage(envelope: envelope, body: frames[delimiter + 1]))
+    }
+
+    /// The envelope to answer a message that could not be split, and why it failed.
+    public static func replyEnvelope(for problem: Problem) -> (envelope: [Data], message: String) {
+        switch problem {
+        case .missingDelimiter(let identity):
+            return ([identity, Data()], "expected an empty delimiter frame before the request")
+        case .extraFrames(let envelope):
+            return (envelope, "expected exactly one frame after the delimiter")
+        case .missingBody(let envelope):
+            return (envelope, "no request frame after the delimiter")
+        }
+    }
+}
