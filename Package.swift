@@ -34,7 +34,7 @@ var targets: [Target] = [
         dependencies: ["ZeroMQ", "COpenSSL", grdb, logging, lifecycle, argumentParser],
         path: "Shared/Platform"),
     .target(
-        name: "SharedTesting", dependencies: ["Platform", "ZeroMQ", grdb],
+        name: "SharedTesting", dependencies: ["Platform", "ZeroMQ", "GatewayService", grdb],
         path: "Shared/SharedTesting"),
 
     // Gateway, stack runner and operator CLI.
@@ -57,7 +57,7 @@ var targets: [Target] = [
     // Tests.
     .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], path: "Tests/ZeroMQTests"),
     .testTarget(
-        name: "PlatformTests", dependencies: ["Platform", "ZeroMQ", "SharedTesting", grdb],
+        name: "PlatformTests", dependencies: ["Platform", "ZeroMQ", "SharedTesting", "GatewayService", grdb, logging, lifecycle],
         path: "Tests/PlatformTests"),
     .testTarget(
         name: "IntegrationTests",

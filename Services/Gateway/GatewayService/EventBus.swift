@@ -32,9 +32,9 @@ public final class EventBus: Service, Sendable {
 
     public func run() async throws {
         let thread = SocketThread(name: "bus") { [self] in proxy() }
-        await withGracefulShutdownHandler {
+        await withTaskCancellationOrGracefulShutdownHandler {
             await thread.join()
-        } onGracefulShutdown: { [self] in
+        } onCancelOrGracefulShutdown: { [self] in
             terminate()
         }
         if failed.isRaised { throw ServiceError.unavailable("the event bus could not bind its endpoints") }

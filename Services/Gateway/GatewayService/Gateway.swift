@@ -59,9 +59,9 @@ public final class Gateway: Service, Sendable {
 
     public func run() async throws {
         let thread = SocketThread(name: "gateway") { [self] in serve() }
-        await withGracefulShutdownHandler {
+        await withTaskCancellationOrGracefulShutdownHandler {
             await thread.join()
-        } onGracefulShutdown: { [self] in
+        } onCancelOrGracefulShutdown: { [self] in
             stopping.raise()
             results.wake()
         }

@@ -34,9 +34,9 @@ public final class EventPublisher: Service, Sendable {
         let cancellable = observation.start(in: pool, onError: { _ in }, onChange: { _ in wakeUps.post(true) })
         observer.withLock { $0 = cancellable }
         let thread = SocketThread(name: "\(source)-publisher") { [self] in publishLoop() }
-        await withGracefulShutdownHandler {
+        await withTaskCancellationOrGracefulShutdownHandler {
             await thread.join()
-        } onGracefulShutdown: { [self] in
+        } onCancelOrGracefulShutdown: { [self] in
             stop()
         }
         observer.withLock { $0 = nil }

@@ -79,7 +79,7 @@ public final class EventSubscriber: Service, Sendable {
         let thread = SocketThread(name: "subscriber") { [self] in
             receiveLoop(into: continuation)
         }
-        await withGracefulShutdownHandler {
+        await withTaskCancellationOrGracefulShutdownHandler {
             for source in subscriptions.keys { await catchUp(source) }
             // `nil` is the receive loop's tick: the bus was quiet, check for missed events.
             for await next in stream {
@@ -89,7 +89,7 @@ public final class EventSubscriber: Service, Sendable {
                     for source in subscriptions.keys { await catchUp(source) }
                 }
             }
-        } onGracefulShutdown: { [self] in
+        } onCancelOrGracefulShutdown: { [self] in
             stopping.store(true, ordering: .relaxed)
         }
         stopping.store(true, ordering: .relaxed)

@@ -69,9 +69,9 @@ public final class RequestServer: Service, Sendable {
 
     public func run() async throws {
         let thread = SocketThread(name: "\(dispatcher.service)-requests") { [self] in serve() }
-        await withGracefulShutdownHandler {
+        await withTaskCancellationOrGracefulShutdownHandler {
             await thread.join()
-        } onGracefulShutdown: { [self] in
+        } onCancelOrGracefulShutdown: { [self] in
             stop()
         }
         if boundEndpoint.withLock({ $0 }) == nil {
@@ -108,6 +108,7 @@ public final class RequestServer: Service, Sendable {
         let socketItem = poller.add(socket)
         let mailboxItem = poller.add(fileDescriptor: completions.fileDescriptor)
         var drainUntil: ContinuousClock.Instant?
+        var closeAt: ContinuousClock.Instant?
 
         func send(_ frames: [Data]) {
             do {
@@ -173,15 +174,28 @@ public final class RequestServer: Service, Sendable {
                 deadline: started + limits.deadline, task: task)
         }
 
+        // While draining, new requests are answered at once instead of waiting unread.
+        func refuse(_ frames: [Data]) {
+            guard case .success(let message) = RoutedMessage.split(frames) else { return }
+            let id = message.body.count <= limits.maxRequestBytes ? (try? RequestEnvelope.parse(message.body))?.id : nil
+            send(message.envelope + [Reply.failure(id: id, error: .unavailable("the service is shutting down"))])
+            log(id: id, op: nil, started: .now, outcome: "unavailable")
+        }
+
         while true {
             let now = ContinuousClock.now
             if stopping.load(ordering: .relaxed), drainUntil == nil {
                 drainUntil = now + limits.shutdownGrace
                 logger.info("stopping: finishing requests in flight", metadata: ["inFlight": "\(inFlight.count)"])
             }
-            if let drainUntil, inFlight.isEmpty || now >= drainUntil { break }
+            if let drainUntil, inFlight.isEmpty || now >= drainUntil {
+                // Stay up a moment after the last reply so it leaves on a live
+                // connection, refusing latecomers, then close.
+                if closeAt == nil { closeAt = now + .milliseconds(200) }
+                if let closeAt, now >= closeAt { break }
+            }
 
-            var wait = 250
+            var wait = closeAt == nil ? 250 : 20
             for (tag, request) in inFlight {
                 if request.deadline <= now {
                     inFlight[tag] = nil
@@ -199,11 +213,11 @@ public final class RequestServer: Service, Sendable {
                     finish(request, reply: completion.reply, outcome: completion.outcome)
                 }
             }
-            if drainUntil == nil, poller.isReadable(socketItem) {
+            if poller.isReadable(socketItem) {
                 // Take a bounded batch so completions and deadlines are not starved.
                 for _ in 0..<512 {
                     guard let frames = try? socket.receiveMultipart(dontWait: true) else { break }
-                    accept(frames)
+                    if drainUntil == nil { accept(frames) } else { refuse(frames) }
                 }
             }
         }

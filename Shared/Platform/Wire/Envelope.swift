@@ -158,6 +158,13 @@ public enum Reply {
         public var error: ServiceError?
         /// Whether the reply is a success.
         public var ok: Bool { error == nil }
+
+        /// Creates a parsed reply.
+        public init(id: String?, data: JSONValue?, error: ServiceError?) {
+            self.id = id
+            self.data = data
+            self.error = error
+        }
     }
 
     /// Parses a reply frame.

@@ -1,0 +1,91 @@
+import Foundation
+import Synchronization
+
+/// A process a test started. It is killed when the object goes away, and it exits by
+/// itself if the test process dies (`BACKEND_STOP_WITH_PARENT=1`), so no test leaves
+/// processes behind.
+public final class ChildProcess: Sendable {
+    /// The executable's name, for messages.
+    public let name: String
+    /// Where its standard output and error go.
+    public let logFile: URL
+    private let process: Mutex<Process>
+    private let exitedSignal = Mutex<Bool>(false)
+
+    /// Starts `executable` with `arguments` and `environment` added to this process's own.
+    public init(executable: URL, arguments: [String] = [], environment: [String: String], logFile: URL) throws {
+        name = executable.lastPathComponent
+        self.logFile = logFile
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        variables["BACKEND_STOP_WITH_PARENT"] = "1"
+        process.environment = variables
+        _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: logFile)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        self.process = Mutex(process)
+    }
+
+    deinit {
+        kill(signal: SIGKILL)
+    }
+
+    /// The process id.
+    public var pid: Int32 { process.withLock { $0.processIdentifier } }
+
+    /// Whether the process is still running.
+    public var isRunning: Bool { process.withLock { $0.isRunning } }
+
+    /// Sends a signal if the process is running.
+    public func kill(signal: Int32) {
+        process.withLock { process in
+            if process.isRunning { _ = Foundation.kill(process.processIdentifier, signal) }
+        }
+    }
+
+    /// The process state letter from `/proc/<pid>/stat` (`R`, `S`, `T` for stopped, ...).
+    public var state: Character? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        return stat[stat.index(after: close)...].first { $0 != " " }
+    }
+
+    /// Sends SIGSTOP and waits until the kernel reports the process stopped.
+    public func suspend() async {
+        kill(signal: SIGSTOP)
+        let deadline = ContinuousClock.now + .seconds(5)
+        while state != "T", ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(5)) }
+    }
+
+    /// Waits for the process to exit, up to `timeout`; returns its status or `nil`.
+    @discardableResult
+    public func waitForExit(timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if !isRunning { return process.withLock { $0.terminationStatus } }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+
+    /// SIGTERM, then SIGKILL if it has not exited after `grace`. Returns the exit status
+    /// after SIGTERM, or `nil` if it had to be killed.
+    @discardableResult
+    public func stop(grace: Duration = .seconds(10)) async -> Int32? {
+        kill(signal: SIGTERM)
+        if let status = await waitForExit(timeout: grace) { return status }
+        kill(signal: SIGKILL)
+        await waitForExit(timeout: .seconds(5))
+        return nil
+    }
+
+    /// The process's output so far.
+    public var output: String {
+        (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Platform
+import Synchronization
+
+/// A gateway and some services as real processes on free ports with a temporary data
+/// folder: the fixture integration tests are written against.
+///
+/// ```swift
+/// try await TestStack.with(services: ["auth"]) { stack in
+///     let reply = try await stack.client.call("auth.health", idempotent: true)
+/// }
+/// ```
+public final class TestStack: Sendable {
+    /// The configuration every process of the stack got.
+    public let configuration: PlatformConfiguration
+    /// The temporary data folder.
+    public let directory: TemporaryDirectory
+    /// A client connected to the gateway.
+    public let client: ServiceClient
+    private let processes: Mutex<[String: ChildProcess]>
+
+    /// Creates the configuration and folder; starts nothing.
+    public init(extraEnvironment: [String: String] = [:]) throws {
+        directory = try TemporaryDirectory(prefix: "stack")
+        var configuration = PlatformConfiguration()
+        configuration.gatewayEndpoint = TestEnvironment.freeEndpoint()
+        configuration.busInEndpoint = TestEnvironment.freeEndpoint()
+        configuration.busOutEndpoint = TestEnvironment.freeEndpoint()
+        for name in PlatformConfiguration.serviceNames {
+            configuration.serviceEndpoints[name] = TestEnvironment.freeEndpoint()
+        }
+        configuration.dataDirectory = directory.url.appendingPathComponent("data").path
+        configuration.logLevel = .info
+        configuration.gatewayDeadlineMs = 2_000
+        configuration.requestDeadlineMs = 1_500
+        self.configuration = configuration
+        self.extraEnvironment = extraEnvironment
+        client = ServiceClient(endpoint: configuration.gatewayEndpoint, name: "test")
+        processes = Mutex([:])
+    }
+
+    private let extraEnvironment: [String: String]
+
+    /// Starts the gateway (name `gateway`) or a service by its name.
+    @discardableResult
+    public func start(_ name: String) throws -> ChildProcess {
+        let process = try ChildProcess(
+            executable: TestEnvironment.binary(name), environment: configuration.environment.merging(extraEnvironment) { _, new in new },
+            logFile: directory.url.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(6)).log"))
+        processes.withLock { $0[name] = process }
+        return process
+    }
+
+    /// The running process of `name`.
+    public func process(_ name: String) -> ChildProcess? {
+        processes.withLock { $0[name] }
+    }
+
+    /// Waits until `op` answers ok through the gateway (or directly at `endpoint`).
+    public func waitUntilHealthy(_ names: [String], timeout: Duration = .seconds(30)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        for name in names {
+            let op = "\(name).health"
+            while true {
+                if let reply = try? await client.call(op, idempotent: true, timeout: .milliseconds(500), attempts: 1), reply.ok {
+                    break
+                }
+                guard ContinuousClock.now < deadline else {
+                    throw TestStackError("\(name) did not become healthy; output:\n\(process(name)?.output ?? "(not started)")")
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    /// Stops every process (SIGTERM, then SIGKILL) and removes the data folder.
+    public func stop() async {
+        let all = processes.withLock { processes in
+            let all = Array(processes.values)
+            processes.removeAll()
+            return all
+        }
+        for process in all { process.kill(signal: SIGTERM) }
+        for process in all { await process.stop(grace: .seconds(10)) }
+        await client.close()
+        directory.remove()
+    }
+
+    /// Runs `body` with the gateway and `services` started and healthy, and stops
+    /// everything afterwards, whether `body` succeeded or not.
+    public static func with<T>(
+        services: [String], gateway: Bool = true, extraEnvironment: [String: String] = [:],
+        _ body: (TestStack) async throws -> T
+    ) async throws -> T {
+        let stack = try TestStack(extraEnvironment: extraEnvironment)
+        do {
+            for service in services { try stack.start(service) }
+            if gateway {
+                try stack.start("gateway")
+                try await stack.waitUntilHealthy(services)
+            }
+            let result = try await body(stack)
+            await stack.stop()
+            return result
+        } catch {
+            await stack.stop()
+            throw error
+        }
+    }
+}
+
+/// A fixture that could not be set up.
+public struct TestStackError: Error, CustomStringConvertible {
+    /// What went wrong.
+    public let description: String
+    /// Creates an error.
+    public init(_ description: String) { self.description = description }
+}

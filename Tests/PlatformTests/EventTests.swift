@@ -1,0 +1,151 @@
+import Foundation
+import GRDB
+import GatewayService
+import Logging
+import Platform
+import SharedTesting
+import Testing
+import ZeroMQ
+
+/// The outbox, publisher, bus and subscriber together, over real sockets and files.
+@Suite("Events", .serialized)
+struct EventTests {
+    /// A bus, a source service and the configuration for a sink.
+    struct World {
+        let directory: TemporaryDirectory
+        let configuration: PlatformConfiguration
+        let busTask: Task<Void, any Error>
+        let bus: EventBus
+
+        init() async throws {
+            directory = try TemporaryDirectory()
+            configuration = .forTests(directory: directory, services: ["test", "sink"])
+            var logger = Logger(label: "bus")
+            logger.logLevel = .warning
+            bus = EventBus(inEndpoint: configuration.busInEndpoint, outEndpoint: configuration.busOutEndpoint, logger: logger)
+            let bus = self.bus
+            busTask = Task { try await bus.run() }
+            #expect(await bus.waitUntilReady())
+        }
+
+        func stop() async {
+            busTask.cancel()
+            _ = try? await busTask.value
+        }
+    }
+
+    private func applied(_ sink: InProcessService) async throws -> [Int64] {
+        let reply = try await sink.client.call("sink.applied", idempotent: true)
+        guard case .array(let values)? = reply.data else { return [] }
+        return values.compactMap(\.integerValue)
+    }
+
+    private func waitUntil(_ expected: [Int64], in sink: InProcessService) async throws -> [Int64] {
+        let deadline = ContinuousClock.now + .seconds(10)
+        var seen: [Int64] = []
+        while ContinuousClock.now < deadline {
+            seen = try await applied(sink)
+            if seen.count >= expected.count { return seen }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return seen
+    }
+
+    @Test("seq starts at 1 and increases by one; a rolled-back write leaves no gap")
+    func outboxSequence() async throws {
+        let world = try await World()
+        let source = try await InProcessService(TestService.definition(), configuration: world.configuration)
+        for value in 1...3 { _ = try await source.client.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
+        // A failing transaction that appended an event rolls back with it.
+        await #expect(throws: (any Error).self) {
+            try await source.runtime.pool.write { db in
+                try Outbox.append(db, type: "test.item.put", data: ["doomed": true] as JSONValue)
+                throw ServiceError.conflict("abort")
+            }
+        }
+        _ = try await source.client.call("test.put", data: ["key": "k", "value": 4])
+        let replay = try await RawClient.request(
+            Data(#"{"id":"r","op":"test.events.replay","data":{"after":0}}"#.utf8), endpoint: source.endpoint)
+        guard case .array(let events)? = replay?.data?["events"] else {
+            Issue.record("no events")
+            return
+        }
+        #expect(events.compactMap { $0["seq"]?.integerValue } == [1, 2, 3, 4])
+        #expect(replay?.data?["last"] == 4)
+        #expect(events.allSatisfy { $0["source"] == "test" && $0["type"] == "test.item.put" })
+        await source.stop()
+        await world.stop()
+    }
+
+    @Test("a subscriber that was down catches up when it starts, and applies each event once")
+    func catchUpAfterDowntime() async throws {
+        let world = try await World()
+        let source = try await InProcessService(TestService.definition(), configuration: world.configuration)
+        for value in 1...5 { _ = try await source.client.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
+
+        var sink = try await InProcessService(TestService.sink(source: "test"), configuration: world.configuration)
+        #expect(try await waitUntil([1, 2, 3, 4, 5], in: sink) == [1, 2, 3, 4, 5])
+
+        // Live delivery over the bus.
+        for value in 6...8 { _ = try await source.client.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
+        #expect(try await waitUntil(Array(1...8), in: sink) == Array(1...8))
+
+        // Down again while events are written; back, it gets them, once.
+        await sink.stop()
+        for value in 9...12 { _ = try await source.client.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
+        sink = try await InProcessService(TestService.sink(source: "test"), configuration: world.configuration)
+        #expect(try await waitUntil(Array(1...12), in: sink) == Array(1...12))
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await applied(sink) == Array(1...12))
+        await sink.stop()
+        await source.stop()
+        await world.stop()
+    }
+
+    @Test("a gap on the bus is filled from events.replay; duplicates are dropped")
+    func gapAndDuplicates() async throws {
+        let world = try await World()
+        // The source answers replay but its publisher is not running: the test publishes.
+        var logger = Logger(label: "test")
+        logger.logLevel = .warning
+        let sourceRuntime = try ServiceRuntime(definition: TestService.definition(), configuration: world.configuration, logger: logger)
+        let serverTask = Task { try await sourceRuntime.server.run() }
+        _ = await sourceRuntime.server.waitUntilBound()
+        let pool = sourceRuntime.pool
+        for value in 1...4 {
+            try await pool.write { db in
+                _ = try Outbox.append(db, type: "test.item.put", data: TestService.Put(key: "k", value: Int64(value)))
+            }
+        }
+        let sink = try await InProcessService(
+            TestService.sink(source: "test"), configuration: world.configuration, catchUpInterval: .seconds(60))
+        // Start-up catch-up applies 1...4.
+        #expect(try await waitUntil([1, 2, 3, 4], in: sink) == [1, 2, 3, 4])
+        // 5 and 6 are written but only 6 is published: the subscriber sees a gap.
+        for value in 5...6 {
+            try await pool.write { db in
+                _ = try Outbox.append(db, type: "test.item.put", data: TestService.Put(key: "k", value: Int64(value)))
+            }
+        }
+        let events = try await pool.read { db in try Outbox.events(db, source: "test", after: 3, limit: 10) }
+        let busIn = world.configuration.busInEndpoint
+        let frames = events.map { [Data($0.type.utf8), $0.encoded] }
+        let publisher = SocketThread(name: "test-pub") {
+            guard let socket = try? ZMQSocket(type: .pub) else { return }
+            try? socket.connect(busIn)
+            usleep(300_000)  // let the subscription reach the publisher
+            // 6 (gap), then duplicates of 4 and 6.
+            for index in [2, 0, 2] { try? socket.send(multipart: frames[index]) }
+            usleep(100_000)
+            socket.close()
+        }
+        await publisher.join()
+        #expect(try await waitUntil([1, 2, 3, 4, 5, 6], in: sink) == [1, 2, 3, 4, 5, 6])
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await applied(sink) == [1, 2, 3, 4, 5, 6])
+        await sink.stop()
+        sourceRuntime.server.stop()
+        _ = try? await serverTask.value
+        await world.stop()
+    }
+}

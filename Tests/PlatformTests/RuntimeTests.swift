@@ -1,0 +1,175 @@
+import Foundation
+import GRDB
+import Platform
+import SharedTesting
+import Testing
+
+@Suite("Storage")
+struct StorageTests {
+    @Test("databases open in WAL with foreign keys, the chosen durability, and migrate once", arguments: [Durability.full, .normal])
+    func openDatabase(durability: Durability) throws {
+        let directory = try TemporaryDirectory()
+        let migrate: @Sendable (inout DatabaseMigrator) -> Void = { migrator in
+            migrator.registerMigration("one") { db in try db.execute(sql: "CREATE TABLE t (x)") }
+        }
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "db", durability: durability, migrations: migrate)
+        #expect(try ServiceDatabase.synchronousSetting(of: pool) == (durability == .full ? 2 : 1))
+        let (journal, foreignKeys, tables) = try pool.read { db in
+            (
+                try String.fetchOne(db, sql: "PRAGMA journal_mode"), try Int.fetchOne(db, sql: "PRAGMA foreign_keys"),
+                try db.tableExists("platform_event") && db.tableExists("t")
+            )
+        }
+        #expect(journal == "wal")
+        #expect(foreignKeys == 1)
+        #expect(tables)
+        try pool.close()
+        // Reopening runs no migration twice.
+        let again = try ServiceDatabase.open(directory: directory.url, name: "db", durability: durability, migrations: migrate)
+        #expect(try ServiceDatabase.synchronousSetting(of: again) == (durability == .full ? 2 : 1))
+        try again.close()
+    }
+}
+
+@Suite("Service runtime")
+struct RuntimeTests {
+    @Test("a write with idem happens once; the same key with another body is a conflict")
+    func idempotency() async throws {
+        let directory = try TemporaryDirectory()
+        let service = try await InProcessService(TestService.definition(), configuration: .forTests(directory: directory, services: ["test"]))
+        defer { Task { await service.stop() } }
+        let first = try await service.client.call("test.put", data: ["key": "a", "value": 1], idem: "k1")
+        let retry = try await service.client.call("test.put", data: ["key": "a", "value": 1], idem: "k1")
+        #expect(first.ok && first.data == retry.data)
+        let reused = try await service.client.call("test.put", data: ["key": "a", "value": 2], idem: "k1")
+        #expect(reused.error?.code == .conflict)
+        #expect(reused.error?.details["reason"] == "idempotency_key_reused")
+        // Keys are per caller: another user's same key is a new write.
+        let alice = try await service.client.call("test.mine.put", data: ["key": "b", "value": 1], token: "user:alice:", idem: "k2")
+        let bob = try await service.client.call("test.mine.put", data: ["key": "b", "value": 1], token: "user:bob:", idem: "k2")
+        #expect(alice.data?["count"] == 2)
+        #expect(bob.data?["count"] == 3)
+        #expect(try await service.client.call("test.count", idempotent: true).data == 3)
+        await service.stop()
+    }
+
+    @Test("concurrent retries with one idem key write once")
+    func concurrentIdempotency() async throws {
+        let directory = try TemporaryDirectory()
+        let service = try await InProcessService(TestService.definition(), configuration: .forTests(directory: directory, services: ["test"]))
+        let replies = try await withThrowingTaskGroup(of: Reply.Parsed.self) { group in
+            for _ in 0..<20 {
+                group.addTask { try await service.client.call("test.put", data: ["key": "x", "value": 5], idem: "same") }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(replies.allSatisfy { $0.ok && $0.data == replies[0].data })
+        #expect(try await service.client.call("test.count", idempotent: true).data == 1)
+        await service.stop()
+    }
+
+    @Test("auth rules: unauthenticated without a valid token, forbidden without the role")
+    func authRules() async throws {
+        let directory = try TemporaryDirectory()
+        let service = try await InProcessService(TestService.definition(), configuration: .forTests(directory: directory, services: ["test"]))
+        #expect(try await service.client.call("test.me", idempotent: true).error?.code == .unauthenticated)
+        #expect(try await service.client.call("test.me", token: "garbage", idempotent: true).error?.code == .unauthenticated)
+        #expect(try await service.client.call("test.me", token: "user:ann:recipient", idempotent: true).data == "ann")
+        #expect(try await service.client.call("test.admin", token: "user:ann:recipient", idempotent: true).error?.code == .forbidden)
+        #expect(try await service.client.call("test.admin", token: "user:root:admin", idempotent: true).data == "secret")
+        await service.stop()
+    }
+
+    @Test("a handler past its deadline is answered timeout, and others are not held up")
+    func deadline() async throws {
+        let directory = try TemporaryDirectory()
+        let service = try await InProcessService(TestService.definition(), configuration: .forTests(directory: directory, services: ["test"]))
+        async let slow = service.client.call("test.slow", data: ["ms": 3_000], idempotent: false)
+        try await Task.sleep(for: .milliseconds(50))
+        let started = ContinuousClock.now
+        #expect(try await service.client.call("test.health", idempotent: true).ok)
+        #expect(ContinuousClock.now - started < .milliseconds(200))
+        let reply = try await slow
+        #expect(reply.error?.code == .timeout)
+        await service.stop()
+    }
+
+    @Test("an unexpected error is internal with a ref, never SQL")
+    func internalErrors() async throws {
+        let directory = try TemporaryDirectory()
+        let service = try await InProcessService(TestService.definition(), configuration: .forTests(directory: directory, services: ["test"]))
+        let reply = try await service.client.call("test.fail", idempotent: false)
+        let error = try #require(reply.error)
+        #expect(error.code == .internal)
+        #expect(error.details["ref"]?.stringValue?.count == 12)
+        #expect(!error.message.contains("no_such_table") && !error.message.contains("SELECT"))
+        await service.stop()
+    }
+
+    @Test("describe lists every operation with schemas, auth rules and events")
+    func describe() async throws {
+        let directory = try TemporaryDirectory()
+        let service = try await InProcessService(TestService.definition(), configuration: .forTests(directory: directory, services: ["test"]))
+        let reply = try await service.client.call("test.describe", idempotent: true)
+        guard case .array(let operations)? = reply.data?["operations"] else {
+            Issue.record("no operations")
+            return
+        }
+        let names = operations.compactMap { $0["op"]?.stringValue }
+        #expect(Set(names) == ["test.put", "test.mine.put", "test.count", "test.slow", "test.fail", "test.me", "test.admin", "test.health", "test.describe", "test.events.replay"])
+        let put = try #require(operations.first { $0["op"] == "test.put" })
+        #expect(put["request"]?["required"] == ["key", "value"])
+        #expect(operations.first { $0["op"] == "test.events.replay" }?["auth"] == "internal")
+        #expect(reply.data?["events"]?.objectValue == nil)
+        #expect(reply.data?["events"] == [["type": "test.item.put", "summary": "An item was stored.", "data": [:]]])
+        await service.stop()
+    }
+
+    @Test("shutdown finishes requests in flight before closing")
+    func gracefulShutdown() async throws {
+        let directory = try TemporaryDirectory()
+        let service = try await InProcessService(TestService.definition(), configuration: .forTests(directory: directory, services: ["test"]))
+        #expect(try await service.client.call("test.health", idempotent: true).ok)
+        async let slow = service.client.call("test.slow", data: ["ms": 400], idempotent: false)
+        try await Task.sleep(for: .milliseconds(100))
+        await service.group.triggerGracefulShutdown()
+        try await Task.sleep(for: .milliseconds(50))
+        // A request arriving while the service drains is refused at once.
+        let late = try await service.client.call("test.health", idempotent: false, timeout: .seconds(2))
+        #expect(late.error?.code == .unavailable)
+        #expect(try await slow.ok)
+        _ = try? await service.task.value
+        await service.client.close()
+    }
+}
+
+@Suite("Service client")
+struct ServiceClientTests {
+    @Test("many requests in flight on one client")
+    func manyInFlight() async throws {
+        let directory = try TemporaryDirectory()
+        let service = try await InProcessService(TestService.definition(), configuration: .forTests(directory: directory, services: ["test"]))
+        let count = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    try await service.client.call("test.put", data: ["key": .string("k\(index)"), "value": .integer(Int64(index))]).ok
+                }
+            }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(count == 200)
+        #expect(try await service.client.call("test.count", idempotent: true).data == 200)
+        await service.stop()
+    }
+
+    @Test("nothing listening: unavailable by the deadline, no late delivery")
+    func unreachable() async throws {
+        let client = ServiceClient(endpoint: TestEnvironment.freeEndpoint())
+        let started = ContinuousClock.now
+        await #expect(throws: ClientError.self) {
+            try await client.call("x.health", idempotent: true, timeout: .milliseconds(300), attempts: 2)
+        }
+        #expect(ContinuousClock.now - started < .seconds(2))
+        await client.close()
+    }
+}

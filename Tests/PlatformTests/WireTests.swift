@@ -1,0 +1,141 @@
+import Foundation
+import Platform
+import Testing
+
+@Suite("JSON parser and envelope codec")
+struct WireTests {
+    @Test("parses every JSON type, keeping integers exact")
+    func parsesValues() throws {
+        let value = try JSONParser.parse(
+            Data(#" {"a":[1,-2,3.5,1e3,true,false,null],"b":{"c":"d\n\u00e9\ud83d\ude00"},"big":9007199254740993} "#.utf8))
+        #expect(value["a"] == [1, -2, .number(3.5), .number(1000), true, false, nil])
+        #expect(value["b"]?["c"] == "d\né😀")
+        #expect(value["big"] == .integer(9_007_199_254_740_993))
+    }
+
+    @Test(
+        "rejects what is not strict JSON",
+        arguments: [
+            "", "{", "{\"a\":1,}", "[1 2]", "01", "1.", "-", "\"a", "{\"a\" 1}", "tru", "[1]x", "\"\\x\"", "\"\\ud800\"",
+            "\"tab\there\"", "NaN", "{\"a\":1e999}",
+        ])
+    func rejectsInvalid(text: String) {
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Data(text.utf8)) }
+    }
+
+    @Test("rejects invalid UTF-8 and deep nesting")
+    func rejectsBadBytesAndDepth() {
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Data([0x22, 0xC3, 0x28, 0x22])) }
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Data(deep.utf8)) }
+    }
+
+    @Test("serialization round-trips with sorted keys and escapes")
+    func serializes() throws {
+        let value: JSONValue = ["z": 1, "a": ["x\"y\\\n\u{01}", .number(2.5), nil], "m": ["k": true]]
+        let text = String(decoding: value.serialized, as: UTF8.self)
+        #expect(text == #"{"a":["x\"y\\\n\u0001",2.5,null],"m":{"k":true},"z":1}"#)
+        #expect(try JSONParser.parse(value.serialized) == value)
+    }
+
+    @Test("an envelope is read with its optional parts and data defaulting to {}")
+    func parsesEnvelope() throws {
+        let envelope = try RequestEnvelope.parse(Data(#"{"id":"c-1","op":"booking.create","token":"t","idem":"k","extra":1}"#.utf8))
+        #expect(envelope == RequestEnvelope(id: "c-1", op: "booking.create", token: "t", idem: "k", data: [:]))
+        #expect(envelope.service == "booking")
+        #expect(try RequestEnvelope.parse(envelope.encoded) == envelope)
+    }
+
+    @Test(
+        "operation names",
+        arguments: [
+            ("booking.create", true), ("auth.phone.start", true), ("booking", false), ("Booking.create", false),
+            (".x", false), ("a..b", false), ("a.b.", false), ("a.b-c", false),
+        ])
+    func operationNames(name: String, valid: Bool) {
+        #expect(RequestEnvelope.isOperationName(name) == valid)
+    }
+
+    @Test("replies carry the id, data or error with details")
+    func replies() throws {
+        let success = try Reply.parse(Reply.success(id: "r", data: Data(#"{"x":1}"#.utf8)))
+        #expect(success == Reply.Parsed(id: "r", data: ["x": 1], error: nil))
+        let error = ServiceError.validationFailed(["email": "not an email address"])
+        let failure = try Reply.parse(Reply.failure(id: nil, error: error))
+        #expect(failure.id == nil)
+        #expect(failure.error == error)
+        let limited = try Reply.parse(Reply.failure(id: "q", error: .rateLimited(retryAfterMs: 1500)))
+        #expect(limited.error?.details["retryAfterMs"] == 1500)
+    }
+
+    @Test("instants are RFC 3339 UTC with milliseconds")
+    func instants() throws {
+        #expect(Instant.format(epochMilliseconds: 1_795_341_600_123) == "2026-11-22T10:00:00.123Z")
+        #expect(Instant.format(epochMilliseconds: -1) == "1969-12-31T23:59:59.999Z")
+        let parsed = try #require(Instant.parse("2026-11-22T13:00:00.123+03:00"))
+        #expect(Instant.format(parsed) == "2026-11-22T10:00:00.123Z")
+    }
+}
+
+@Suite("JSON Schema")
+struct SchemaTests {
+    let schema = JSONSchema.object(
+        [
+            "email": .string(format: .email), "name": .string(minLength: 1, maxLength: 10),
+            "count": .integer(minimum: 1, maximum: 5), "kind": .oneOf(["a", "b"]),
+            "tags": .array(of: .string(maxLength: 3), maxItems: 2),
+            "when": .string(format: .date).nullable(),
+        ], required: ["email", "name"])
+
+    @Test("a valid value has no problems")
+    func valid() {
+        #expect(schema.validate(["email": "a@b.co", "name": "Ann", "count": 3, "kind": "a", "tags": ["x"], "when": nil]).isEmpty)
+    }
+
+    @Test("each problem is named by its path")
+    func problems() {
+        let problems = schema.validate([
+            "email": "nope", "count": 9, "kind": "c", "tags": ["long!", 1, "x"], "extra": 1, "when": "2026-02-30",
+        ])
+        #expect(problems["email"] == "not an email address")
+        #expect(problems["name"] == "is required")
+        #expect(problems["count"] == "must be at most 5")
+        #expect(problems["kind"] == "must be one of: a, b")
+        #expect(problems["tags"] == "must have at most 2 items")
+        #expect(problems["tags[0]"] == "must have at most 3 characters")
+        #expect(problems["tags[1]"] == "must be a string")
+        #expect(problems["extra"] == "is not a known field")
+        #expect(problems["when"] == "not a date (YYYY-MM-DD)")
+    }
+
+    @Test("control characters and over-long strings are refused")
+    func strings() {
+        #expect(schema.validate(["email": "a@b.co", "name": "A\u{0007}"])["name"] == "must not contain control characters")
+        #expect(schema.validate(["email": "a@b.co", "name": .string(String(repeating: "x", count: 10_000))])["name"]
+            == "must have at most 10 characters")
+        #expect(schema.validate(["email": "a@b.co", "name": ""])["name"] == "must not be empty")
+    }
+
+    @Test(
+        "formats",
+        arguments: [
+            (StringFormat.e164, "+79161234567", true), (.e164, "89161234567", false), (.e164, "+0123456789", false),
+            (.email, "first.last@example.com", true), (.email, "a@b", false), (.email, "a b@c.de", false),
+            (.date, "2024-02-29", true), (.date, "2023-02-29", false), (.time, "23:59", true), (.time, "24:00", false),
+            (.dateTime, "2026-11-22T10:00:00.000Z", true), (.dateTime, "2026-11-22T10:00:00", false),
+            (.timeZone, "Europe/Moscow", true), (.timeZone, "Mars/Base", false), (.currency, "RUB", true), (.currency, "rub", false),
+        ])
+    func formats(format: StringFormat, text: String, accepted: Bool) {
+        #expect(format.accepts(text) == accepted)
+    }
+
+    @Test("the JSON Schema document says what validation checks")
+    func document() {
+        let document = schema.jsonValue
+        #expect(document["type"] == "object")
+        #expect(document["additionalProperties"] == false)
+        #expect(document["required"] == ["email", "name"])
+        #expect(document["properties"]?["count"] == ["type": "integer", "minimum": 1, "maximum": 5])
+        #expect(document["properties"]?["when"]?["type"] == ["string", "null"])
+    }
+}
