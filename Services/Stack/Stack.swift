@@ -22,9 +22,10 @@ struct Stack: AsyncParsableCommand {
 
     func run() async throws {
         var configuration = try platform.resolve()
+        let logger = ProcessSetup.start(label: "stack", configuration: configuration)
+        // Each child binds its own endpoint and exits if the runner dies.
         configuration.bind = nil
         configuration.stopWithParent = true
-        let logger = ProcessSetup.start(label: "stack", configuration: configuration)
         let binaries = URL(fileURLWithPath: CommandLine.executablePath).deletingLastPathComponent()
         let logs = logsToTerminal ? nil : URL(fileURLWithPath: logDir ?? configuration.dataDirectoryURL.appendingPathComponent("logs").path)
         if let logs { try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true) }

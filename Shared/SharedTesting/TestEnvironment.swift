@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -6,22 +7,34 @@ import Glibc
 
 /// Fixtures for tests that use real sockets, files and processes.
 public enum TestEnvironment {
-    /// A TCP port on 127.0.0.1 that was free a moment ago (the kernel picks it).
+    /// A TCP port on 127.0.0.1 that was free a moment ago.
+    ///
+    /// Chosen at random below the kernel's ephemeral range (32768 and up on Linux), so
+    /// an outgoing connection cannot take it between this check and the bind.
     public static func freePort() -> Int {
+        while true {
+            let port = Int.random(in: 20_000..<32_000)
+            // Never hand out a port twice in one test process: tests run in parallel and
+            // a port is only bound once the process using it starts.
+            let fresh = handedOut.withLock { $0.insert(port).inserted }
+            if fresh, canBind(port) { return port }
+        }
+    }
+
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    private static func canBind(_ port: Int) -> Bool {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
         }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return result == 0
     }
 
     /// A loopback TCP endpoint on a free port.

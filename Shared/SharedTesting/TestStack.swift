@@ -66,7 +66,13 @@ public final class TestStack: Sendable {
                     break
                 }
                 guard ContinuousClock.now < deadline else {
-                    throw TestStackError("\(name) did not become healthy; output:\n\(process(name)?.output ?? "(not started)")")
+                    throw TestStackError(
+                        """
+                        \(name) did not become healthy; its output:
+                        \(process(name)?.output ?? "(not started)")
+                        gateway output:
+                        \(process("gateway")?.output ?? "(not started)")
+                        """)
                 }
                 try await Task.sleep(for: .milliseconds(50))
             }
