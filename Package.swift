@@ -49,7 +49,7 @@ var targets: [Target] = [
     .executableTarget(
         name: "bench",
         dependencies: [
-            "Platform", "ZeroMQ", argumentParser,
+            "Platform", "ZeroMQ", "SharedTesting", argumentParser,
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ],
         path: "Tests/Benchmarks"),

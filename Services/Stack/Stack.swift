@@ -26,7 +26,7 @@ struct Stack: AsyncParsableCommand {
         // Each child binds its own endpoint and exits if the runner dies.
         configuration.bind = nil
         configuration.stopWithParent = true
-        let binaries = URL(fileURLWithPath: CommandLine.executablePath).deletingLastPathComponent()
+        let binaries = URL(fileURLWithPath: ProcessSetup.executablePath).deletingLastPathComponent()
         let logs = logsToTerminal ? nil : URL(fileURLWithPath: logDir ?? configuration.dataDirectoryURL.appendingPathComponent("logs").path)
         if let logs { try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true) }
         try FileManager.default.createDirectory(at: configuration.dataDirectoryURL, withIntermediateDirectories: true)
@@ -87,9 +87,3 @@ struct Stack: AsyncParsableCommand {
     }
 }
 
-extension CommandLine {
-    /// This executable's path (`/proc/self/exe`), to find the sibling binaries.
-    static var executablePath: String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? arguments[0]
-    }
-}

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Synchronization
 
 #if canImport(Glibc)
@@ -48,8 +49,7 @@ public enum TestEnvironment {
         if let path = ProcessInfo.processInfo.environment["BACKEND_BIN_DIR"] {
             return URL(fileURLWithPath: path, isDirectory: true)
         }
-        let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var folder = URL(fileURLWithPath: executable).deletingLastPathComponent()
+        var folder = URL(fileURLWithPath: ProcessSetup.executablePath).deletingLastPathComponent()
         // The test binary may sit inside an .xctest bundle folder.
         while folder.path.contains(".xctest") { folder = folder.deletingLastPathComponent() }
         return folder

@@ -260,11 +260,6 @@ public final class Gateway: Service, Sendable {
 
     private func log(id: String?, op: String?, started: ContinuousClock.Instant, outcome: String) {
         guard logger.logLevel <= .info else { return }
-        logger.info(
-            "request",
-            metadata: [
-                "id": "\(id ?? "-")", "op": "\(op ?? "-")",
-                "ms": "\(String(format: "%.3f", (ContinuousClock.now - started).milliseconds))", "outcome": "\(outcome)",
-            ])
+        logger.info(RequestLog.line(id: id, op: op, started: started, outcome: outcome))
     }
 }

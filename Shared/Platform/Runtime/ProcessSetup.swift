@@ -11,15 +11,16 @@ public enum ProcessSetup {
     /// Sets up logging and the parent watch; returns the process's logger.
     public static func start(label: String, configuration: PlatformConfiguration) -> Logger {
         let level = configuration.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap { label in LineLogHandler(label: label, level: level) }
         var logger = Logger(label: label)
         logger.logLevel = level
         if configuration.stopWithParent { watchParent() }
         return logger
+    }
+
+    /// This executable's path (`/proc/self/exe`), to find the sibling binaries.
+    public static var executablePath: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
     /// Sends SIGTERM to this process when its parent exits (it is then re-parented), so

@@ -233,12 +233,6 @@ public final class RequestServer: Service, Sendable {
 
     private func log(id: String?, op: String?, started: ContinuousClock.Instant, outcome: String) {
         guard logger.logLevel <= .info else { return }
-        let duration = ContinuousClock.now - started
-        logger.info(
-            "request",
-            metadata: [
-                "id": "\(id ?? "-")", "op": "\(op ?? "-")", "ms": "\(String(format: "%.3f", duration.milliseconds))",
-                "outcome": "\(outcome)",
-            ])
+        logger.info(RequestLog.line(id: id, op: op, started: started, outcome: outcome))
     }
 }

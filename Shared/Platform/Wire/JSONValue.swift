@@ -99,6 +99,8 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
 public enum WireJSON {
     /// Encodes a value as compact JSON with sorted keys (stable bytes for hashing and tests).
     public static func encode(_ value: some Encodable) throws -> Data {
+        // JSONValue has its own fast serializer; Foundation's encoder is for typed values.
+        if let json = value as? JSONValue { return json.serialized }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(value)

@@ -1,0 +1,210 @@
+import ArgumentParser
+import Foundation
+import Histogram
+import Platform
+import SharedTesting
+import ZeroMQ
+
+/// Benchmarks (commands, not tests). Each starts the processes it measures on loopback
+/// with a temporary data folder, runs for a bounded time, and stops them.
+@main
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure the platform against a raw libzmq reference.",
+        subcommands: [PlatformBench.self, RawService.self, RawProxy.self],
+        defaultSubcommand: PlatformBench.self)
+}
+
+/// (a) raw libzmq echo through a proxy vs (b) `auth.health` through the gateway, at 1
+/// and 64 requests in flight (Platform issue, "Performance").
+struct PlatformBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "platform")
+
+    @Option(help: "Seconds measured per scenario.")
+    var seconds: Double = 5
+    @Option(help: "Seconds of warm-up per scenario (not measured).")
+    var warmup: Double = 1
+    @Option(help: "Log level of the measured services (their default is info: one line per request).")
+    var serviceLogLevel: String = "info"
+
+    func run() async throws {
+        let binaries = URL(fileURLWithPath: ProcessSetup.executablePath).deletingLastPathComponent()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var processes: [Process] = []
+        defer {
+            for process in processes where process.isRunning { process.terminate() }
+            for process in processes { process.waitUntilExit() }
+        }
+        func launch(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+            let process = Process()
+            process.executableURL = binaries.appendingPathComponent(name)
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+            let log = directory.appendingPathComponent("\(name)-\(processes.count).log")
+            FileManager.default.createFile(atPath: log.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: log)
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            processes.append(process)
+        }
+
+        // (a) raw reference: client -> proxy (ROUTER/DEALER) -> echo (ROUTER), no JSON.
+        let rawFront = TestEnvironment.freeEndpoint(), rawBack = TestEnvironment.freeEndpoint()
+        try launch("bench", ["raw-service", "--endpoint", rawBack])
+        try launch("bench", ["raw-proxy", "--front", rawFront, "--back", rawBack])
+
+        // (b) the real path: gateway -> auth, auth.health.
+        var configuration = PlatformConfiguration()
+        configuration.gatewayEndpoint = TestEnvironment.freeEndpoint()
+        configuration.busInEndpoint = TestEnvironment.freeEndpoint()
+        configuration.busOutEndpoint = TestEnvironment.freeEndpoint()
+        for name in PlatformConfiguration.serviceNames { configuration.serviceEndpoints[name] = TestEnvironment.freeEndpoint() }
+        configuration.dataDirectory = directory.appendingPathComponent("data").path
+        configuration.logLevel = try PlatformConfiguration.fromEnvironment(["BACKEND_LOG_LEVEL": serviceLogLevel]).logLevel
+        configuration.stopWithParent = true
+        try launch("auth", [], environment: configuration.environment)
+        try launch("gateway", [], environment: configuration.environment)
+        try await Task.sleep(for: .seconds(1))
+
+        let rawBody = Data(#"{"id":"raw","op":"echo"}"#.utf8)
+        let healthBody = Data(#"{"id":"b","op":"auth.health"}"#.utf8)
+        print("Platform benchmark: \(seconds) s per scenario after \(warmup) s warm-up, services logging at \(serviceLogLevel)")
+        print("scenario                               in flight     req/s    p50 µs    p99 µs")
+        var results: [String: LoadResult] = [:]
+        for inFlight in [1, 64] {
+            for (name, endpoint, body, expected) in [
+                ("(a) raw libzmq echo via proxy", rawFront, rawBody, nil),
+                ("(b) auth.health via gateway", configuration.gatewayEndpoint, healthBody, Data(#""ok":true"#.utf8)),
+            ] {
+                let result = try await LoadGenerator.run(
+                    endpoint: endpoint, body: body, expected: expected, inFlight: inFlight, warmup: warmup, seconds: seconds)
+                if result.errors > 0 { print("  \(result.errors) replies were errors") }
+                results["\(name.prefix(3))\(inFlight)"] = result
+                print(
+                    name.padding(toLength: 40, withPad: " ", startingAt: 0) + String(format: "%6d  %9.0f  %8.1f  %8.1f", inFlight, result.rate, result.p50, result.p99))
+            }
+        }
+        if let a64 = results["(a)64"], let b64 = results["(b)64"], let a1 = results["(a)1"], let b1 = results["(b)1"] {
+            let throughputRatio = b64.rate / a64.rate
+            let latencyRatio = b1.p50 / a1.p50
+            print(String(format: "(b)/(a) throughput at 64 in flight: %.0f%% (target at least 30%%) %@", throughputRatio * 100, throughputRatio >= 0.3 ? "PASS" : "FAIL"))
+            print(String(format: "(b)/(a) p50 at 1 in flight: %.2fx (target at most 1.5x) %@", latencyRatio, latencyRatio <= 1.5 ? "PASS" : "FAIL"))
+        }
+    }
+}
+
+/// What one load run measured.
+struct LoadResult: Sendable {
+    var rate: Double
+    var p50: Double
+    var p99: Double
+    var errors: Int
+}
+
+/// Keeps `inFlight` requests outstanding on one DEALER (its own thread) and records
+/// each round trip in an HDR histogram.
+enum LoadGenerator {
+    static func run(endpoint: String, body: Data, expected: Data?, inFlight: Int, warmup: Double, seconds: Double) async throws -> LoadResult {
+        try await withCheckedThrowingContinuation { continuation in
+            _ = SocketThread(name: "load") {
+                continuation.resume(with: Result { try measure(endpoint: endpoint, body: body, expected: expected, inFlight: inFlight, warmup: warmup, seconds: seconds) })
+            }
+        }
+    }
+
+    private static func measure(endpoint: String, body: Data, expected: Data?, inFlight: Int, warmup: Double, seconds: Double) throws -> LoadResult {
+        let socket = try ZMQSocket(type: .dealer, options: .with { $0.sendHighWaterMark = 100_000; $0.receiveHighWaterMark = 100_000 })
+        defer { socket.close() }
+        try socket.connect(endpoint)
+        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
+        var sentAt = [UInt64](repeating: 0, count: inFlight)
+        var tags: [Data] = (0..<inFlight).map { index in var value = UInt32(index); return withUnsafeBytes(of: &value) { Data($0) } }
+        let start = clockNanoseconds()
+        let measureFrom = start + UInt64(warmup * 1e9)
+        let end = measureFrom + UInt64(seconds * 1e9)
+        for index in 0..<inFlight {
+            sentAt[index] = clockNanoseconds()
+            try socket.send(multipart: [tags[index], Data(), body])
+        }
+        var completed = 0
+        var errors = 0
+        var poller = Poller()
+        poller.add(socket)
+        while true {
+            _ = try poller.poll(timeoutMs: 1_000)
+            while let frames = try socket.receiveMultipart(dontWait: true) {
+                guard frames.count == 3, frames[0].count == 4 else { errors += 1; continue }
+                let index = Int(frames[0].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
+                let now = clockNanoseconds()
+                if now >= measureFrom && now < end {
+                    histogram.record((now - sentAt[index]) / 1_000)
+                    completed += 1
+                    if let expected, frames[2].range(of: expected) == nil { errors += 1 }
+                }
+                if now >= end { continue }
+                sentAt[index] = clockNanoseconds()
+                try socket.send(multipart: [tags[index], Data(), body])
+            }
+            if clockNanoseconds() >= end + 200_000_000 { break }
+        }
+        tags.removeAll()
+        return LoadResult(
+            rate: Double(completed) / seconds, p50: Double(histogram.valueAtPercentile(50)),
+            p99: Double(histogram.valueAtPercentile(99)), errors: errors)
+    }
+}
+
+/// The raw reference service: a ROUTER that echoes every message.
+struct RawService: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "raw-service", shouldDisplay: false)
+    @Option var endpoint: String
+
+    func run() throws {
+        ProcessSetup.watchParent()
+        let socket = try ZMQSocket(type: .router)
+        try socket.bind(endpoint)
+        while let frames = try socket.receiveMultipart() {
+            try socket.send(multipart: frames)
+        }
+    }
+}
+
+/// The raw reference proxy: a ROUTER front and a DEALER back on one thread, forwarding
+/// frames both ways with no parsing (the gateway's topology without its work).
+struct RawProxy: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "raw-proxy", shouldDisplay: false)
+    @Option var front: String
+    @Option var back: String
+
+    func run() throws {
+        ProcessSetup.watchParent()
+        let frontend = try ZMQSocket(type: .router)
+        try frontend.bind(front)
+        let backend = try ZMQSocket(type: .dealer)
+        try backend.connect(back)
+        var poller = Poller()
+        let frontItem = poller.add(frontend)
+        let backItem = poller.add(backend)
+        while true {
+            _ = try poller.poll(timeoutMs: -1)
+            if poller.isReadable(frontItem) {
+                while let frames = try frontend.receiveMultipart(dontWait: true) { try backend.send(multipart: frames) }
+            }
+            if poller.isReadable(backItem) {
+                while let frames = try backend.receiveMultipart(dontWait: true) { try frontend.send(multipart: frames) }
+            }
+        }
+    }
+}
+
+/// Monotonic nanoseconds.
+func clockNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}
+
