@@ -119,23 +119,14 @@ public final class Gateway: Service, Sendable {
 
         func accept(_ frames: [Data]) {
             let started = ContinuousClock.now
-            let message: RoutedMessage
-            switch RoutedMessage.split(frames) {
-            case .failure(let problem):
-                let (envelope, text) = RoutedMessage.replyEnvelope(for: problem)
-                return fail(envelope, id: nil, op: nil, .badRequest(text), started: started)
-            case .success(let split):
-                message = split
+            let message: (envelope: [Data], request: RequestEnvelope)
+            switch IncomingRequest.read(frames, maxBytes: limits.maxRequestBytes) {
+            case .failure(let rejected):
+                return fail(rejected.envelope, id: rejected.id, op: nil, rejected.error, started: started)
+            case .success(let read):
+                message = read
             }
-            guard message.body.count <= limits.maxRequestBytes else {
-                return fail(message.envelope, id: nil, op: nil, .payloadTooLarge(limit: limits.maxRequestBytes), started: started)
-            }
-            let request: RequestEnvelope
-            do {
-                request = try RequestEnvelope.parse(message.body)
-            } catch {
-                return fail(message.envelope, id: error.id, op: nil, error.error, started: started)
-            }
+            let request = message.request
             let service = String(request.service)
             if service == "gateway" {
                 return answerGatewayOperation(request, envelope: message.envelope, started: started)
@@ -151,7 +142,7 @@ public final class Gateway: Service, Sendable {
             nextTag &+= 1
             var tag = nextTag
             let tagFrame = withUnsafeBytes(of: &tag) { Data($0) }
-            let sent = (try? backend.send(multipart: [tagFrame] + message.envelope + [message.body], dontWait: true)) == true
+            let sent = (try? backend.send(multipart: [tagFrame] + frames, dontWait: true)) == true
             guard sent else {
                 return fail(
                     message.envelope, id: request.id, op: request.op,

@@ -4,14 +4,7 @@ import GatewayService
 import Platform
 import ServiceLifecycle
 
-let options = PlatformOptions.parseOrExit()
-let configuration: PlatformConfiguration
-do {
-    configuration = try options.resolve()
-} catch {
-    FileHandle.standardError.write(Data("configuration error: \(error)\n".utf8))
-    exit(2)
-}
+let configuration = ProcessSetup.configuration(PlatformOptions.parseOrExit())
 let logger = ProcessSetup.start(label: "gateway", configuration: configuration)
 let bus = EventBus(inEndpoint: configuration.busInEndpoint, outEndpoint: configuration.busOutEndpoint, logger: logger)
 let gateway = Gateway(configuration: configuration, logger: logger)

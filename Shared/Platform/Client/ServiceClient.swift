@@ -85,7 +85,8 @@ public final class ServiceClient: Sendable {
     ) async throws -> Reply.Parsed {
         let retryable = idempotent ?? (idem != nil)
         var lastError = ClientError(reason: .timeout, endpoint: endpoint)
-        for attempt in 1...(retryable ? max(1, attempts) : 1) {
+        let attemptCount = retryable ? max(1, attempts) : 1
+        for attempt in 1...attemptCount {
             let id = "\(name)-\(nextID.add(1, ordering: .relaxed).newValue)"
             let body = RequestEnvelope(id: id, op: op, token: token, idem: idem, data: data).encoded
             do {
@@ -96,7 +97,7 @@ public final class ServiceClient: Sendable {
                 return parsed
             } catch let error as ClientError where error.reason == .timeout || error.reason == .unavailable {
                 lastError = error
-                if attempt > 1 || retryable { try await Task.sleep(for: .milliseconds(50 * attempt)) }
+                if attempt < attemptCount { try await Task.sleep(for: .milliseconds(50 * attempt)) }
             }
         }
         throw lastError

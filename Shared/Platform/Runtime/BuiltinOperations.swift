@@ -55,19 +55,26 @@ enum BuiltinOperations {
         }
     }
 
-    /// `describe`: computed once, since operations do not change while running.
+    static let describeSummary = "Every operation with its schemas and auth rule, and every event type."
+    static let describeSchema = JSONSchema.object(
+        [
+            "service": .string(), "summary": .string(), "version": .string(), "operations": .array(of: .any),
+            "events": .array(of: .any),
+        ], required: ["service", "summary", "version", "operations", "events"])
+
+    /// `describe`: the document is computed once, since operations do not change while
+    /// running; it lists `describe` itself too.
     static func describe(service: String, summary: String, operations: [Operation], events: [EventDescription]) -> Operation {
+        let own: JSONValue = [
+            "op": .string("\(service).describe"), "summary": .string(describeSummary), "auth": "public", "mode": "inline",
+            "request": JSONSchema.empty.jsonValue, "response": describeSchema.jsonValue,
+        ]
+        let listed = (operations.map(\.descriptionValue) + [own]).sorted { ($0["op"]?.stringValue ?? "") < ($1["op"]?.stringValue ?? "") }
         let document: JSONValue = [
             "service": .string(service), "summary": .string(summary), "version": .string(BuildInfo.version),
-            "operations": .array(operations.sorted { $0.name < $1.name }.map(\.descriptionValue)),
-            "events": .array(events.map(\.descriptionValue)),
+            "operations": .array(listed), "events": .array(events.map(\.descriptionValue)),
         ]
-        return .inline(
-            "\(service).describe", summary: "Every operation with its schemas and auth rule, and every event type.",
-            response: .object(
-                ["service": .string(), "summary": .string(), "version": .string(), "operations": .array(of: .any), "events": .array(of: .any)],
-                required: ["service", "operations", "events"])
-        ) { (_, _: Empty) in document }
+        return .inline("\(service).describe", summary: describeSummary, response: describeSchema) { (_, _: Empty) in document }
     }
 
     /// The service's operations with the built-in ones added.
@@ -75,18 +82,9 @@ enum BuiltinOperations {
         var operations = definition.operations
         operations.append(health(service: definition.name, startedAt: startedAt))
         operations.append(replay(service: definition.name))
-        let describe = describe(
-            service: definition.name, summary: definition.summary,
-            operations: operations + [placeholderDescribe(definition.name)], events: definition.events)
-        operations.append(describe)
+        operations.append(
+            describe(service: definition.name, summary: definition.summary, operations: operations, events: definition.events))
         return operations
-    }
-
-    private static func placeholderDescribe(_ service: String) -> Operation {
-        .inline(
-            "\(service).describe", summary: "Every operation with its schemas and auth rule, and every event type.",
-            response: .object([:], additional: .any)
-        ) { (_, _: Empty) in Empty() }
     }
 }
 

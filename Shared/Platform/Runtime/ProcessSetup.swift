@@ -8,6 +8,17 @@ import Glibc
 /// What every executable does first: logging to standard error at the configured
 /// level, and (when asked) exiting when its parent goes away.
 public enum ProcessSetup {
+    /// The configuration from the environment and `options`; on a bad setting, says so
+    /// on standard error and exits with status 2.
+    public static func configuration(_ options: PlatformOptions) -> PlatformConfiguration {
+        do {
+            return try options.resolve()
+        } catch {
+            FileHandle.standardError.write(Data("configuration error: \(error)\n".utf8))
+            exit(2)
+        }
+    }
+
     /// Sets up logging and the parent watch; returns the process's logger.
     public static func start(label: String, configuration: PlatformConfiguration) -> Logger {
         let level = configuration.logLevel

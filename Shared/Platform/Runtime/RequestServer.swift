@@ -125,29 +125,16 @@ public final class RequestServer: Service, Sendable {
 
         func accept(_ frames: [Data]) {
             let started = ContinuousClock.now
-            let message: RoutedMessage
-            switch RoutedMessage.split(frames) {
-            case .failure(let problem):
-                let (envelope, text) = RoutedMessage.replyEnvelope(for: problem)
-                send(envelope + [Reply.failure(id: nil, error: .badRequest(text))])
-                log(id: nil, op: nil, started: started, outcome: "bad_request")
+            let message: (envelope: [Data], request: RequestEnvelope)
+            switch IncomingRequest.read(frames, maxBytes: limits.maxRequestBytes) {
+            case .failure(let rejected):
+                send(rejected.envelope + [Reply.failure(id: rejected.id, error: rejected.error)])
+                log(id: rejected.id, op: nil, started: started, outcome: rejected.error.code.rawValue)
                 return
-            case .success(let split):
-                message = split
+            case .success(let read):
+                message = read
             }
-            guard message.body.count <= limits.maxRequestBytes else {
-                send(message.envelope + [Reply.failure(id: nil, error: .payloadTooLarge(limit: limits.maxRequestBytes))])
-                log(id: nil, op: nil, started: started, outcome: "payload_too_large")
-                return
-            }
-            let request: RequestEnvelope
-            do {
-                request = try RequestEnvelope.parse(message.body)
-            } catch {
-                send(message.envelope + [Reply.failure(id: error.id, error: error.error)])
-                log(id: error.id, op: nil, started: started, outcome: error.error.code.rawValue)
-                return
-            }
+            let request = message.request
             let prepared: RequestDispatcher.Prepared
             do {
                 prepared = try dispatcher.prepare(request)
@@ -176,10 +163,13 @@ public final class RequestServer: Service, Sendable {
 
         // While draining, new requests are answered at once instead of waiting unread.
         func refuse(_ frames: [Data]) {
-            guard case .success(let message) = RoutedMessage.split(frames) else { return }
-            let id = message.body.count <= limits.maxRequestBytes ? (try? RequestEnvelope.parse(message.body))?.id : nil
-            send(message.envelope + [Reply.failure(id: id, error: .unavailable("the service is shutting down"))])
-            log(id: id, op: nil, started: .now, outcome: "unavailable")
+            switch IncomingRequest.read(frames, maxBytes: limits.maxRequestBytes) {
+            case .failure(let rejected):
+                send(rejected.envelope + [Reply.failure(id: rejected.id, error: rejected.error)])
+            case .success(let message):
+                send(message.envelope + [Reply.failure(id: message.request.id, error: .unavailable("the service is shutting down"))])
+                log(id: message.request.id, op: message.request.op, started: .now, outcome: "unavailable")
+            }
         }
 
         while true {

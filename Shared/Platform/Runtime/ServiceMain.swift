@@ -10,13 +10,7 @@ import ZeroMQ
 public enum ServiceMain {
     /// Runs the service `definition` describes; returns only at exit.
     public static func run(_ definition: ServiceDefinition, options: PlatformOptions) async -> Never {
-        let configuration: PlatformConfiguration
-        do {
-            configuration = try options.resolve()
-        } catch {
-            FileHandle.standardError.write(Data("configuration error: \(error)\n".utf8))
-            exit(2)
-        }
+        let configuration = ProcessSetup.configuration(options)
         let logger = ProcessSetup.start(label: definition.name, configuration: configuration)
         do {
             let runtime = try ServiceRuntime(definition: definition, configuration: configuration, logger: logger)

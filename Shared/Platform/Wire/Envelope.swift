@@ -228,3 +228,37 @@ public struct RoutedMessage: Sendable {
         }
     }
 }
+
+/// The first steps every receiver of requests takes, the gateway and the services alike:
+/// split the routing envelope, check the size, parse the envelope.
+public enum IncomingRequest {
+    /// A message that cannot go further, with the envelope and error to answer it with.
+    public struct Rejected: Error, Sendable {
+        /// Where the reply goes.
+        public let envelope: [Data]
+        /// The request's id, when it could be read.
+        public let id: String?
+        /// The error to answer with.
+        public let error: ServiceError
+    }
+
+    /// Reads the frames a ROUTER received into a routing envelope and a parsed request.
+    public static func read(_ frames: [Data], maxBytes: Int) -> Result<(envelope: [Data], request: RequestEnvelope), Rejected> {
+        let message: RoutedMessage
+        switch RoutedMessage.split(frames) {
+        case .failure(let problem):
+            let (envelope, text) = RoutedMessage.replyEnvelope(for: problem)
+            return .failure(Rejected(envelope: envelope, id: nil, error: .badRequest(text)))
+        case .success(let split):
+            message = split
+        }
+        guard message.body.count <= maxBytes else {
+            return .failure(Rejected(envelope: message.envelope, id: nil, error: .payloadTooLarge(limit: maxBytes)))
+        }
+        do {
+            return .success((message.envelope, try RequestEnvelope.parse(message.body)))
+        } catch {
+            return .failure(Rejected(envelope: message.envelope, id: error.id, error: error.error))
+        }
+    }
+}
