@@ -60,6 +60,9 @@ var targets: [Target] = [
         name: "PlatformTests", dependencies: ["Platform", "ZeroMQ", "SharedTesting", "GatewayService", grdb, logging, lifecycle],
         path: "Tests/PlatformTests"),
     .testTarget(
+        name: "AuthTests", dependencies: ["AuthService", "Platform", "SharedTesting", grdb, logging, lifecycle],
+        path: "Tests/AuthTests"),
+    .testTarget(
         name: "IntegrationTests",
         dependencies: ["Platform", "ZeroMQ", "SharedTesting"],
         path: "Tests/IntegrationTests"),
@@ -68,7 +71,7 @@ var targets: [Target] = [
 for service in services {
     targets.append(
         .target(
-            name: service.module, dependencies: ["Platform", grdb, logging],
+            name: service.module, dependencies: ["Platform", "COpenSSL", grdb, logging],
             path: "Services/\(service.folder)/\(service.module)"))
     targets.append(
         .executableTarget(

@@ -33,15 +33,18 @@ enum ExitStatus {
 }
 
 /// Sends one request through the gateway, explaining an unreachable stack in plain words.
-func callGateway(_ op: String, data: JSONValue, token: String? = nil, idem: String? = nil, options: CommonOptions) async throws -> Reply.Parsed {
+func callGateway(
+    _ op: String, data: JSONValue, token: String? = nil, idem: String? = nil, options: CommonOptions, endpoint: String? = nil
+) async throws -> Reply.Parsed {
     let configuration = try options.configuration
-    let client = ServiceClient(endpoint: configuration.gatewayEndpoint, name: "ctl")
+    let target = endpoint ?? configuration.gatewayEndpoint
+    let client = ServiceClient(endpoint: target, name: "ctl")
     defer { Task { await client.close() } }
     do {
         return try await client.call(op, data: data, token: token, idem: idem, idempotent: false, timeout: .milliseconds(Int(options.timeout * 1000)))
     } catch let error as ClientError {
         let text = """
-            ctl: no reply from the gateway at \(configuration.gatewayEndpoint) (\(error.reason == .unavailable ? "not reachable" : "timed out")).
+            ctl: no reply from \(target) (\(error.reason == .unavailable ? "not reachable" : "timed out")).
             Is the stack running? Start it with `swift run stack` (see README).
 
             """
@@ -81,6 +84,8 @@ struct Call: AsyncParsableCommand {
     var token: String?
     @Option(help: "Idempotency key for writes.")
     var idem: String?
+    @Flag(help: "Call the service's own endpoint instead of the gateway (internal operations, e.g. auth.internal.admin.grant).")
+    var direct = false
     @OptionGroup var options: CommonOptions
 
     func run() async throws {
@@ -90,7 +95,16 @@ struct Call: AsyncParsableCommand {
         } catch {
             throw ValidationError("the data is not valid JSON: \(error.message)")
         }
-        try printReply(try await callGateway(op, data: value, token: token, idem: idem, options: options), json: options.json)
+        var endpoint: String?
+        if direct {
+            let service = String(op.prefix(while: { $0 != "." }))
+            guard let serviceEndpoint = try options.configuration.serviceEndpoints[service] else {
+                throw ValidationError("no service named \(service)")
+            }
+            endpoint = serviceEndpoint
+        }
+        try printReply(
+            try await callGateway(op, data: value, token: token, idem: idem, options: options, endpoint: endpoint), json: options.json)
     }
 }
 

@@ -104,7 +104,9 @@ actor Supervisor {
         for (name, child) in running where child.process.isRunning {
             logger.warning("did not stop in time, killing", metadata: ["child": "\(name)"])
             kill(child.process.processIdentifier, SIGKILL)
-            child.process.waitUntilExit()
+        }
+        while running.values.contains(where: { $0.process.isRunning }) {
+            try? await Task.sleep(for: .milliseconds(20))
         }
         running.removeAll()
     }

@@ -44,9 +44,9 @@ public final class ZAPAuthenticator: Sendable {
         allowedKeys.withLock { $0 = keys }
     }
 
-    /// Stops the handler and waits for its thread.
+    /// Stops the handler and waits for its thread; later calls return at once.
     public func stop() {
-        stopping.store(true, ordering: .relaxed)
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
         finished.wait()
     }
 
@@ -65,7 +65,10 @@ public final class ZAPAuthenticator: Sendable {
     /// Builds the ZAP reply for a request: version, request id, status, text, user, metadata.
     func answer(_ request: [Data]) -> [Data] {
         // Request frames: version, request id, domain, address, identity, mechanism, credentials...
-        guard request.count >= 6 else { return [] }
+        // A REP socket must answer every request, even a malformed one.
+        guard request.count >= 6 else {
+            return [request.first ?? Data("1.0".utf8), request.count > 1 ? request[1] : Data(), Data("400".utf8), Data("malformed".utf8), Data(), Data()]
+        }
         let version = request[0]
         let requestID = request[1]
         let mechanism = String(decoding: request[5], as: UTF8.self)

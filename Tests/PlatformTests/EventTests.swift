@@ -129,20 +129,40 @@ struct EventTests {
         }
         let events = try await pool.read { db in try Outbox.events(db, source: "test", after: 3, limit: 10) }
         let busIn = world.configuration.busInEndpoint
-        let frames = events.map { [Data($0.type.utf8), $0.encoded] }
+        var frames = events.map { [Data($0.type.utf8), $0.encoded] }
+        // A forged message claiming seq 7 with made-up data: the source has no seq 7.
+        let forged = Event(source: "test", seq: 7, type: "test.item.put", at: Instant.format(Date()), data: ["key": "forged", "value": 0])
+        frames.append([Data(forged.type.utf8), forged.encoded])
         let publisher = SocketThread(name: "test-pub") {
             guard let socket = try? ZMQSocket(type: .pub) else { return }
             try? socket.connect(busIn)
             usleep(300_000)  // let the subscription reach the publisher
-            // 6 (gap), then duplicates of 4 and 6.
-            for index in [2, 0, 2] { try? socket.send(multipart: frames[index]) }
+            // 6 (gap), then duplicates of 4 and 6, then the forgery.
+            for index in [2, 0, 2, 3] { try? socket.send(multipart: frames[index]) }
             usleep(100_000)
             socket.close()
         }
         await publisher.join()
         #expect(try await waitUntil([1, 2, 3, 4, 5, 6], in: sink) == [1, 2, 3, 4, 5, 6])
         try await Task.sleep(for: .milliseconds(300))
-        #expect(try await applied(sink) == [1, 2, 3, 4, 5, 6])
+        #expect(try await applied(sink) == [1, 2, 3, 4, 5, 6], "the forged seq 7 must not be applied")
+        // The real seq 7, when it exists, is applied (the forgery did not move the cursor).
+        try await pool.write { db in
+            _ = try Outbox.append(db, type: "test.item.put", data: TestService.Put(key: "real", value: 7))
+        }
+        let realFrames = try await pool.read { db in try Outbox.events(db, source: "test", after: 6, limit: 1) }.map {
+            [Data($0.type.utf8), $0.encoded]
+        }
+        let republish = SocketThread(name: "test-pub-2") {
+            guard let socket = try? ZMQSocket(type: .pub) else { return }
+            try? socket.connect(busIn)
+            usleep(300_000)
+            for frame in realFrames { try? socket.send(multipart: frame) }
+            usleep(100_000)
+            socket.close()
+        }
+        await republish.join()
+        #expect(try await waitUntil(Array(1...7), in: sink) == Array(1...7))
         await sink.stop()
         sourceRuntime.server.stop()
         _ = try? await serverTask.value

@@ -23,6 +23,7 @@ public final class Gateway: Service, Sendable {
     private let boundEndpoint = Mutex<String?>(nil)
     private let healthClients: [String: ServiceClient]
     private let startedAt = ContinuousClock.now
+    private let healthCache = HealthAggregator.Cache()
 
     private struct Result: Sendable {
         let envelope: [Data]
@@ -206,47 +207,22 @@ public final class Gateway: Service, Sendable {
 
     private func answerGatewayOperation(_ request: RequestEnvelope, envelope: [Data], started: ContinuousClock.Instant) {
         guard request.op == "gateway.health" else {
-            return results.post(
+            results.post(
                 Result(envelope: envelope, reply: Reply.failure(id: request.id, error: .unknownOp(request.op)),
                     id: request.id, op: request.op, started: started, outcome: "unknown_op"))
+            return
         }
-        let clients = healthClients, results = self.results, startedAt = self.startedAt
+        let health = self.health, results = self.results
         Task {
-            let body = await Gateway.aggregateHealth(clients: clients, startedAt: startedAt)
+            let body = await health.current()
             results.post(
                 Result(envelope: envelope, reply: Reply.success(id: request.id, data: body.serialized),
                     id: request.id, op: request.op, started: started, outcome: "ok"))
         }
     }
 
-    /// Asks every service for its health at once and summarizes.
-    static func aggregateHealth(clients: [String: ServiceClient], startedAt: ContinuousClock.Instant) async -> JSONValue {
-        let statuses = await withTaskGroup(of: (String, JSONValue).self) { group in
-            for (service, client) in clients {
-                group.addTask {
-                    let started = ContinuousClock.now
-                    do {
-                        let reply = try await client.call("\(service).health", idempotent: true, timeout: .seconds(1), attempts: 1)
-                        guard reply.ok, case .object(var members)? = reply.data else {
-                            return (service, ["status": "error", "error": .string(reply.error?.message ?? "bad reply")])
-                        }
-                        members["latencyMs"] = .number((ContinuousClock.now - started).milliseconds)
-                        return (service, .object(members))
-                    } catch {
-                        return (service, ["status": "unavailable", "error": .string("\(error)")])
-                    }
-                }
-            }
-            var statuses: [String: JSONValue] = [:]
-            for await (service, status) in group { statuses[service] = status }
-            return statuses
-        }
-        let healthy = statuses.values.allSatisfy { $0["status"] == "ok" }
-        return [
-            "status": .string(healthy ? "ok" : "degraded"), "version": .string(BuildInfo.version),
-            "uptimeMs": .integer(Int64((ContinuousClock.now - startedAt).wholeMilliseconds)),
-            "services": .object(statuses),
-        ]
+    private var health: HealthAggregator {
+        HealthAggregator(clients: healthClients, startedAt: startedAt, cache: healthCache)
     }
 
     private func log(id: String?, op: String?, started: ContinuousClock.Instant, outcome: String) {

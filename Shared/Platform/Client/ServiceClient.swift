@@ -114,7 +114,10 @@ public final class ServiceClient: Sendable {
         var tagValue = nextID.add(1, ordering: .relaxed).newValue
         let tag = withUnsafeBytes(of: &tagValue) { Data($0) }
         return try await withCheckedThrowingContinuation { continuation in
-            commands.post(.send(tag: tag, body: body, deadline: deadline, continuation: continuation))
+            // A closed mailbox means the socket thread is gone: fail now rather than hang.
+            if !commands.post(.send(tag: tag, body: body, deadline: deadline, continuation: continuation)) {
+                continuation.resume(throwing: ClientError(reason: .closed, endpoint: endpoint))
+            }
         }
     }
 
@@ -140,11 +143,8 @@ public final class ServiceClient: Sendable {
             socket = try ZMQSocket(type: .dealer, options: .with { $0.immediate = true; $0.curve = curve })
             try socket.connect(endpoint)
         } catch {
-            while !stopping.isRaised {
-                for case .send(_, _, _, let continuation) in commands.drain() {
-                    continuation.resume(throwing: ClientError(reason: .unavailable, endpoint: endpoint))
-                }
-                usleep(10_000)
+            for case .send(_, _, _, let continuation) in commands.close() {
+                continuation.resume(throwing: ClientError(reason: .unavailable, endpoint: endpoint))
             }
             return
         }
@@ -193,7 +193,7 @@ public final class ServiceClient: Sendable {
                 }
             }
         }
-        for case .send(_, _, _, let continuation) in commands.drain() {
+        for case .send(_, _, _, let continuation) in commands.close() {
             continuation.resume(throwing: ClientError(reason: .closed, endpoint: endpoint))
         }
         failAll(.closed)

@@ -80,8 +80,13 @@ public struct PlatformConfiguration: Sendable, Equatable {
         if let value = environment["BACKEND_LOG_LEVEL"] { logLevel = try Self.level(value) }
         if let value = environment["BACKEND_REQUEST_DEADLINE_MS"] { requestDeadlineMs = try Self.milliseconds(value, "BACKEND_REQUEST_DEADLINE_MS") }
         if let value = environment["BACKEND_GATEWAY_DEADLINE_MS"] { gatewayDeadlineMs = try Self.milliseconds(value, "BACKEND_GATEWAY_DEADLINE_MS") }
-        if let value = environment["BACKEND_CURVE_SECRET_KEY"], !value.isEmpty { curveSecretKey = value }
-        if let value = environment["BACKEND_CURVE_SERVER_KEY"], !value.isEmpty { curveServerKey = value }
+        if environment["BACKEND_CURVE_SECRET_KEY"].map({ !$0.isEmpty }) == true
+            || environment["BACKEND_CURVE_SERVER_KEY"].map({ !$0.isEmpty }) == true
+        {
+            // The wrapper has CURVE and ZAP, but not every socket of the system is wired
+            // for it yet: refuse rather than start half-secured and unreachable.
+            throw ConfigurationError("CURVE is not switched on in this version: unset BACKEND_CURVE_SECRET_KEY and BACKEND_CURVE_SERVER_KEY")
+        }
         if let value = environment["BACKEND_STOP_WITH_PARENT"] { stopWithParent = value == "1" || value == "true" }
     }
 

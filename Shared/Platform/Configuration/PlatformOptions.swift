@@ -43,8 +43,8 @@ public struct PlatformOptions: ParsableArguments, Sendable {
         if let bind { configuration.bind = bind }
         if let dataDir { configuration.dataDirectory = dataDir }
         if let logLevel { configuration.logLevel = try PlatformConfiguration.level(logLevel) }
-        if let requestDeadlineMs { configuration.requestDeadlineMs = requestDeadlineMs }
-        if let gatewayDeadlineMs { configuration.gatewayDeadlineMs = gatewayDeadlineMs }
+        if let requestDeadlineMs { configuration.requestDeadlineMs = try PlatformConfiguration.milliseconds(String(requestDeadlineMs), "--request-deadline-ms") }
+        if let gatewayDeadlineMs { configuration.gatewayDeadlineMs = try PlatformConfiguration.milliseconds(String(gatewayDeadlineMs), "--gateway-deadline-ms") }
         if stopWithParent { configuration.stopWithParent = true }
         return configuration
     }

@@ -24,13 +24,15 @@ public struct EventSubscription: Sendable {
 
 /// Applies other services' events exactly once.
 ///
-/// Events arrive on a SUB socket (its own thread). For each source the subscriber keeps
-/// a cursor, the last applied `seq`, in the service's database; an event's effects and
-/// the new cursor commit in one transaction. A `seq` at or below the cursor is a
-/// duplicate and is skipped; a `seq` beyond cursor+1 means messages were lost, and the
-/// subscriber fetches what it missed with `<source>.events.replay`. It also catches up at
-/// start-up and whenever the bus has been quiet for ``catchUpInterval``, so an event whose
-/// publication was lost is applied at the latest then.
+/// For each source the subscriber keeps a cursor, the last applied `seq`, in the
+/// service's database; an event's effects and the new cursor commit in one transaction.
+/// Messages on the bus (SUB socket, its own thread) only say "source X has reached seq
+/// N": when N is past the cursor, the subscriber fetches the missing events from the
+/// source itself with `<source>.events.replay` and applies them in order. So a lost
+/// message only delays an event, a duplicate is ignored, and a forged bus message cannot
+/// plant an event: what is applied always comes from the source. It also catches up at
+/// start-up and every ``catchUpInterval`` whatever the traffic, so an event whose
+/// publication was lost is applied within that interval.
 public final class EventSubscriber: Service, Sendable {
     private let subscriptions: [String: [EventSubscription]]
     private let pool: DatabasePool
@@ -81,7 +83,7 @@ public final class EventSubscriber: Service, Sendable {
         }
         await withTaskCancellationOrGracefulShutdownHandler {
             for source in subscriptions.keys { await catchUp(source) }
-            // `nil` is the receive loop's tick: the bus was quiet, check for missed events.
+            // `nil` is the receive loop's periodic tick: check every source for missed events.
             for await next in stream {
                 if let event = next {
                     await handle(event)
@@ -120,7 +122,6 @@ public final class EventSubscriber: Service, Sendable {
                     continue
                 }
                 continuation.yield(event)
-                lastTick = .now
             }
             if ContinuousClock.now - lastTick >= catchUpInterval {
                 continuation.yield(nil)
@@ -130,14 +131,8 @@ public final class EventSubscriber: Service, Sendable {
     }
 
     private func handle(_ event: Event) async {
-        guard let cursor = cursors.withLock({ $0[event.source] }) else { return }
-        if event.seq <= cursor { return }
-        if event.seq > cursor + 1 {
-            logger.info("event gap, catching up", metadata: ["source": "\(event.source)", "after": "\(cursor)", "seen": "\(event.seq)"])
-            await catchUp(event.source)
-            return
-        }
-        try? await apply(event)
+        guard let cursor = cursors.withLock({ $0[event.source] }), event.seq > cursor else { return }
+        await catchUp(event.source)
     }
 
     /// Fetches and applies everything after the cursor of `source`.

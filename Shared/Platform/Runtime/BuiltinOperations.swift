@@ -25,7 +25,7 @@ enum BuiltinOperations {
             "data": .any,
         ], required: ["source", "seq", "type", "at", "data"])
 
-    static func health(service: String, startedAt: ContinuousClock.Instant) -> Operation {
+    static func health(service: String, startedAt: ContinuousClock.Instant) -> ServiceOperation {
         .inline(
             "\(service).health", summary: "Whether the service is up, its version and uptime.", response: healthSchema
         ) { (_, _: Empty) -> JSONValue in
@@ -37,7 +37,7 @@ enum BuiltinOperations {
         }
     }
 
-    static func replay(service: String) -> Operation {
+    static func replay(service: String) -> ServiceOperation {
         .read(
             "\(service).events.replay",
             summary: "Events after a seq, oldest first, for subscribers that missed some. Services only.",
@@ -64,7 +64,7 @@ enum BuiltinOperations {
 
     /// `describe`: the document is computed once, since operations do not change while
     /// running; it lists `describe` itself too.
-    static func describe(service: String, summary: String, operations: [Operation], events: [EventDescription]) -> Operation {
+    static func describe(service: String, summary: String, operations: [ServiceOperation], events: [EventDescription]) -> ServiceOperation {
         let own: JSONValue = [
             "op": .string("\(service).describe"), "summary": .string(describeSummary), "auth": "public", "mode": "inline",
             "request": JSONSchema.empty.jsonValue, "response": describeSchema.jsonValue,
@@ -78,7 +78,7 @@ enum BuiltinOperations {
     }
 
     /// The service's operations with the built-in ones added.
-    static func complete(_ definition: ServiceDefinition, startedAt: ContinuousClock.Instant) -> [Operation] {
+    static func complete(_ definition: ServiceDefinition, startedAt: ContinuousClock.Instant) -> [ServiceOperation] {
         var operations = definition.operations
         operations.append(health(service: definition.name, startedAt: startedAt))
         operations.append(replay(service: definition.name))

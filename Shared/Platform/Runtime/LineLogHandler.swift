@@ -31,16 +31,33 @@ public struct LineLogHandler: LogHandler {
         line += " "
         line += label
         line += ": "
-        line += event.message.description
+        line += Self.escaped(event.message.description)
         let entries = event.metadata.map { metadata.merging($0) { _, new in new } } ?? metadata
         for key in entries.keys.sorted() {
             line += " "
             line += key
             line += "="
-            line += "\(entries[key]!)"
+            line += Self.escaped("\(entries[key]!)")
         }
         line += "\n"
         LogSink.shared.write(line, immediately: event.level >= .warning)
+    }
+}
+
+extension LineLogHandler {
+    /// Keeps an entry on one line: control characters (a newline in a client-chosen
+    /// value, say) are written as `\u{..}`, so no input can forge a log line.
+    static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        var output = ""
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                output += "\\u{\(String(scalar.value, radix: 16))}"
+            } else {
+                output.unicodeScalars.append(scalar)
+            }
+        }
+        return output
     }
 }
 

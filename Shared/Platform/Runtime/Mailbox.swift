@@ -12,7 +12,7 @@ import Glibc
 /// task, a client call) comes back through a mailbox: the items go into a locked array
 /// and an eventfd, watched by the thread's ``ZeroMQ/Poller``, becomes readable.
 public final class Mailbox<Item: Sendable>: Sendable {
-    private let items = Mutex<[Item]>([])
+    private let items = Mutex<(queue: [Item], closed: Bool)>(([], false))
     /// The eventfd the owning thread polls for input.
     public let fileDescriptor: Int32
 
@@ -23,16 +23,31 @@ public final class Mailbox<Item: Sendable>: Sendable {
     }
 
     deinit {
-        close(fileDescriptor)
+        Glibc.close(fileDescriptor)
     }
 
     /// Adds an item and wakes the owning thread (only when it was not already woken).
-    public func post(_ item: Item) {
-        let wasEmpty = items.withLock { queue in
-            queue.append(item)
-            return queue.count == 1
+    /// Returns `false`, dropping the item, once the mailbox is closed.
+    @discardableResult
+    public func post(_ item: Item) -> Bool {
+        let (accepted, wasEmpty) = items.withLock { state -> (Bool, Bool) in
+            guard !state.closed else { return (false, false) }
+            state.queue.append(item)
+            return (true, state.queue.count == 1)
         }
         if wasEmpty { wake() }
+        return accepted
+    }
+
+    /// Refuses every later post and returns what was still queued, so the owner can
+    /// answer it: nothing posted is ever left unread.
+    public func close() -> [Item] {
+        items.withLock { state in
+            state.closed = true
+            let taken = state.queue
+            state.queue.removeAll()
+            return taken
+        }
     }
 
     /// Wakes the owning thread without posting anything (e.g. to notice shutdown).
@@ -45,9 +60,9 @@ public final class Mailbox<Item: Sendable>: Sendable {
     public func drain() -> [Item] {
         var counter: UInt64 = 0
         _ = withUnsafeMutableBytes(of: &counter) { read(fileDescriptor, $0.baseAddress, 8) }
-        return items.withLock { queue in
-            let taken = queue
-            queue.removeAll(keepingCapacity: true)
+        return items.withLock { state in
+            let taken = state.queue
+            state.queue.removeAll(keepingCapacity: true)
             return taken
         }
     }

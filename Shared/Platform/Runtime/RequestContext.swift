@@ -16,6 +16,9 @@ public struct RequestContext: Sendable {
     public let requestHash: String
     /// When the service received the request.
     public let receivedAt: Date
+    /// The request's `data` as sent (already valid against the schema), for handlers that
+    /// must tell an absent field from an explicit `null`.
+    public let data: JSONValue
     /// The request's logger, with its id and op as metadata.
     public let logger: Logger
     let pool: DatabasePool?
@@ -23,7 +26,7 @@ public struct RequestContext: Sendable {
     /// Creates a context (the runtime does this; tests may too).
     public init(
         requestID: String, op: String, principal: Principal?, idempotencyKey: String?, requestHash: String,
-        receivedAt: Date = Date(), logger: Logger, database: DatabasePool?
+        receivedAt: Date = Date(), data: JSONValue = [:], logger: Logger, database: DatabasePool?
     ) {
         self.requestID = requestID
         self.op = op
@@ -31,6 +34,7 @@ public struct RequestContext: Sendable {
         self.idempotencyKey = idempotencyKey
         self.requestHash = requestHash
         self.receivedAt = receivedAt
+        self.data = data
         self.logger = logger
         self.pool = database
     }

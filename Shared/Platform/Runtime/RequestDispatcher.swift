@@ -8,14 +8,19 @@ import Logging
 public final class RequestDispatcher: Sendable {
     /// The service name.
     public let service: String
-    private let operations: [String: Operation]
+    private let operations: [String: ServiceOperation]
     private let verifier: any TokenVerifier
     private let pool: DatabasePool?
     private let logger: Logger
 
     /// Creates a dispatcher over a service's operations.
-    public init(service: String, operations: [Operation], verifier: any TokenVerifier, pool: DatabasePool?, logger: Logger) {
+    public init(service: String, operations: [ServiceOperation], verifier: any TokenVerifier, pool: DatabasePool?, logger: Logger) {
         self.service = service
+        // The gateway refuses internal operations by name; an internal operation it would
+        // forward is a programming error, caught at start-up.
+        for operation in operations where operation.auth == .internal {
+            precondition(InternalOperations.contains(operation.name), "\(operation.name) is internal but not named <service>.internal.*")
+        }
         self.operations = Dictionary(operations.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.verifier = verifier
         self.pool = pool
@@ -24,11 +29,16 @@ public final class RequestDispatcher: Sendable {
 
     /// A request ready to run.
     public struct Prepared: Sendable {
-        let operation: Operation
+        let operation: ServiceOperation
         let context: RequestContext
         let data: JSONValue
         /// Whether the handler may run on the socket thread.
         public var isInline: Bool { operation.executeInline != nil }
+    }
+
+    /// Whether `op` is answered on the socket thread (unknown ops are: with an error).
+    public func isInline(_ op: String) -> Bool {
+        operations[op].map { $0.executeInline != nil } ?? true
     }
 
     /// Looks up, authorizes and validates a request.
@@ -52,12 +62,12 @@ public final class RequestDispatcher: Sendable {
         let problems = operation.request.validate(request.data)
         guard problems.isEmpty else { throw .validationFailed(problems) }
         var requestLogger = logger
-        requestLogger[metadataKey: "id"] = "\(request.id)"
+        requestLogger[metadataKey: "id"] = "\(RequestLog.sanitized(request.id))"
         requestLogger[metadataKey: "op"] = "\(request.op)"
         let hash = request.idem == nil ? "" : Digest.sha256Hex(Data(request.op.utf8) + [0] + request.data.serialized)
         let context = RequestContext(
             requestID: request.id, op: request.op, principal: principal, idempotencyKey: request.idem, requestHash: hash,
-            receivedAt: receivedAt, logger: requestLogger, database: pool)
+            receivedAt: receivedAt, data: request.data, logger: requestLogger, database: pool)
         return Prepared(operation: operation, context: context, data: request.data)
     }
 

@@ -13,7 +13,7 @@ public enum RequestLog {
     }
 
     /// Ids are client-chosen: keep a log line one line, whatever they contain.
-    private static func sanitized(_ id: String?) -> String {
+    public static func sanitized(_ id: String?) -> String {
         guard let id else { return "-" }
         if id.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) { return id }
         return String(String.UnicodeScalarView(id.unicodeScalars.map { $0.value > 0x20 && $0.value < 0x7F ? $0 : "?" }))

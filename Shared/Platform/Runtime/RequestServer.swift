@@ -14,6 +14,9 @@ public struct RequestLimits: Sendable {
     public var deadline: Duration = .seconds(4)
     /// How long shutdown waits for requests in flight.
     public var shutdownGrace: Duration = .seconds(5)
+    /// Requests handled at once; beyond this the socket is not read, so requests wait in
+    /// libzmq's queue (bounded by its high-water mark) instead of in memory.
+    public var maxInFlight = 2_048
 
     /// Defaults from the contract.
     public init() {}
@@ -107,6 +110,9 @@ public final class RequestServer: Service, Sendable {
         var poller = Poller()
         let socketItem = poller.add(socket)
         let mailboxItem = poller.add(fileDescriptor: completions.fileDescriptor)
+        // While saturated, only completions are waited for.
+        var saturatedPoller = Poller()
+        saturatedPoller.add(fileDescriptor: completions.fileDescriptor)
         var drainUntil: ContinuousClock.Instant?
         var closeAt: ContinuousClock.Instant?
 
@@ -135,16 +141,13 @@ public final class RequestServer: Service, Sendable {
                 message = read
             }
             let request = message.request
-            let prepared: RequestDispatcher.Prepared
-            do {
-                prepared = try dispatcher.prepare(request)
-            } catch {
-                send(message.envelope + [Reply.failure(id: request.id, error: error)])
-                log(id: request.id, op: request.op, started: started, outcome: error.code.rawValue)
-                return
-            }
-            if prepared.isInline {
-                let (reply, outcome) = dispatcher.runInline(prepared)
+            if dispatcher.isInline(request.op) {
+                let (reply, outcome): (Data, String)
+                do {
+                    (reply, outcome) = dispatcher.runInline(try dispatcher.prepare(request))
+                } catch {
+                    (reply, outcome) = (Reply.failure(id: request.id, error: error), error.code.rawValue)
+                }
                 send(message.envelope + [reply])
                 log(id: request.id, op: request.op, started: started, outcome: outcome)
                 return
@@ -152,8 +155,15 @@ public final class RequestServer: Service, Sendable {
             nextTag += 1
             let tag = nextTag
             let dispatcher = self.dispatcher, completions = self.completions
+            // Token checks and validation run in the task too, off the socket thread.
             let task = Task {
-                let (reply, outcome) = await dispatcher.run(prepared)
+                let (reply, outcome): (Data, String)
+                do throws(ServiceError) {
+                    let prepared = try dispatcher.prepare(request)
+                    (reply, outcome) = await dispatcher.run(prepared)
+                } catch {
+                    (reply, outcome) = (Reply.failure(id: request.id, error: error), error.code.rawValue)
+                }
                 completions.post(Completion(tag: tag, reply: reply, outcome: outcome))
             }
             inFlight[tag] = InFlight(
@@ -195,17 +205,22 @@ public final class RequestServer: Service, Sendable {
                     wait = min(wait, (request.deadline - now).wholeMilliseconds + 1)
                 }
             }
-            guard (try? poller.poll(timeoutMs: wait)) != nil else { break }
-            if poller.isReadable(mailboxItem) {
+            let saturated = inFlight.count >= limits.maxInFlight
+            if saturated {
+                guard (try? saturatedPoller.poll(timeoutMs: wait)) != nil else { break }
+            } else {
+                guard (try? poller.poll(timeoutMs: wait)) != nil else { break }
+            }
+            if saturated || poller.isReadable(mailboxItem) {
                 for completion in completions.drain() {
                     // A request that timed out was already answered; its late reply is dropped.
                     guard let request = inFlight.removeValue(forKey: completion.tag) else { continue }
                     finish(request, reply: completion.reply, outcome: completion.outcome)
                 }
             }
-            if poller.isReadable(socketItem) {
+            if !saturated, poller.isReadable(socketItem) {
                 // Take a bounded batch so completions and deadlines are not starved.
-                for _ in 0..<512 {
+                for _ in 0..<min(512, limits.maxInFlight - inFlight.count) {
                     guard let frames = try? socket.receiveMultipart(dontWait: true) else { break }
                     if drainUntil == nil { accept(frames) } else { refuse(frames) }
                 }

@@ -1,4 +1,6 @@
 import GRDB
+import Logging
+import ServiceLifecycle
 
 /// What a service is: its name, operations, events, subscriptions and database.
 /// The runtime adds `health`, `describe` and `events.replay` to every service.
@@ -10,19 +12,29 @@ public struct ServiceDefinition: Sendable {
     /// How its database survives power loss (see README, "Storage").
     public var durability: Durability
     /// Its domain operations.
-    public var operations: [Operation]
+    public var operations: [ServiceOperation]
     /// The event types it publishes.
     public var events: [EventDescription]
     /// Other services' events it applies.
     public var subscriptions: [EventSubscription]
     /// Registers its forward-only migrations (after the platform's own).
     public var migrations: @Sendable (inout DatabaseMigrator) -> Void
+    /// The service's own token verifier (auth, which holds the keys); `nil` for the
+    /// default one fed by `auth.keys`.
+    public var verifier: (any TokenVerifier)?
+    /// Runs once the database is open and migrated, before any request (loading keys, ...).
+    public var prepare: @Sendable (DatabasePool) throws -> Void
+    /// Background work to run beside the socket, given the opened database.
+    public var workers: @Sendable (DatabasePool, Logger) -> [any Service]
 
     /// Creates a definition.
     public init(
-        name: String, summary: String, durability: Durability, operations: [Operation] = [],
+        name: String, summary: String, durability: Durability, operations: [ServiceOperation] = [],
         events: [EventDescription] = [], subscriptions: [EventSubscription] = [],
-        migrations: @escaping @Sendable (inout DatabaseMigrator) -> Void = { _ in }
+        migrations: @escaping @Sendable (inout DatabaseMigrator) -> Void = { _ in },
+        verifier: (any TokenVerifier)? = nil,
+        prepare: @escaping @Sendable (DatabasePool) throws -> Void = { _ in },
+        workers: @escaping @Sendable (DatabasePool, Logger) -> [any Service] = { _, _ in [] }
     ) {
         self.name = name
         self.summary = summary
@@ -31,6 +43,9 @@ public struct ServiceDefinition: Sendable {
         self.events = events
         self.subscriptions = subscriptions
         self.migrations = migrations
+        self.verifier = verifier
+        self.prepare = prepare
+        self.workers = workers
     }
 }
 

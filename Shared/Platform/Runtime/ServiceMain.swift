@@ -23,7 +23,8 @@ public enum ServiceMain {
     }
 }
 
-/// One service assembled: database, request socket, publisher and subscriber.
+/// One service assembled: database, request socket, publisher, subscriber, and the
+/// token verifier supplied with auth's keys and revocations.
 public final class ServiceRuntime: Sendable {
     /// The service's database.
     public let pool: DatabasePool
@@ -33,20 +34,41 @@ public final class ServiceRuntime: Sendable {
     public let publisher: EventPublisher
     /// The subscriber, if the service applies other services' events.
     public let subscriber: EventSubscriber?
+    /// Background work the service runs beside its socket (key refresh, delivery, ...).
+    public let workers: [any Service]
     private let logger: Logger
 
-    /// Opens the database and builds the parts; nothing runs until ``run()``.
+    /// Opens the database and builds the parts; nothing runs until the group runs.
+    ///
+    /// - Parameter verifier: overrides the token verifier (tests); by default the
+    ///   definition's own (auth) or one fed by `auth.keys` and `auth.session.revoked`.
     public init(
         definition: ServiceDefinition, configuration: PlatformConfiguration, logger: Logger,
-        verifier: any TokenVerifier = RefusingTokenVerifier(), catchUpInterval: Duration = .seconds(5)
+        verifier: (any TokenVerifier)? = nil, catchUpInterval: Duration = .seconds(5)
     ) throws {
         self.logger = logger
         pool = try ServiceDatabase.open(
             directory: configuration.dataDirectoryURL, name: definition.name, durability: definition.durability,
             migrations: definition.migrations)
+        try definition.prepare(pool)
+        var subscriptions = definition.subscriptions
+        var workers = definition.workers(pool, logger)
+        let tokenVerifier: any TokenVerifier
+        if let verifier {
+            tokenVerifier = verifier
+        } else if let own = definition.verifier {
+            tokenVerifier = own
+        } else {
+            let access = AccessTokenVerifier()
+            try SessionRevocations.load(into: access, from: pool)
+            subscriptions.append(SessionRevocations.subscription(verifier: access))
+            workers.append(AuthKeyRefresher(authEndpoint: try configuration.endpoint(of: "auth"), verifier: access, logger: logger))
+            tokenVerifier = access
+        }
+        self.workers = workers
         let operations = BuiltinOperations.complete(definition, startedAt: .now)
         let dispatcher = RequestDispatcher(
-            service: definition.name, operations: operations, verifier: verifier, pool: pool, logger: logger)
+            service: definition.name, operations: operations, verifier: tokenVerifier, pool: pool, logger: logger)
         var limits = RequestLimits()
         limits.deadline = .milliseconds(configuration.requestDeadlineMs)
         let endpoint = try configuration.bind ?? configuration.endpoint(of: definition.name)
@@ -54,17 +76,17 @@ public final class ServiceRuntime: Sendable {
             endpoint: endpoint, dispatcher: dispatcher, limits: limits, logger: logger, curve: configuration.serverCurve)
         publisher = EventPublisher(source: definition.name, pool: pool, busEndpoint: configuration.busInEndpoint, logger: logger)
         subscriber =
-            definition.subscriptions.isEmpty
+            subscriptions.isEmpty
             ? nil
             : EventSubscriber(
-                subscriptions: definition.subscriptions, pool: pool, busEndpoint: configuration.busOutEndpoint,
+                subscriptions: subscriptions, pool: pool, busEndpoint: configuration.busOutEndpoint,
                 sourceEndpoints: configuration.serviceEndpoints, serviceName: definition.name, logger: logger,
                 catchUpInterval: catchUpInterval)
     }
 
     /// The parts in start order; they stop in reverse (requests first, publisher last).
     public var services: [any Service] {
-        [publisher] + (subscriber.map { [$0] } ?? []) + [server]
+        [publisher] + (subscriber.map { [$0] } ?? []) + workers + [server]
     }
 
     /// Runs until SIGTERM or SIGINT.
@@ -76,7 +98,8 @@ public final class ServiceRuntime: Sendable {
         try await group.run()
     }
 
-    /// Runs until the task is cancelled or `group` is shut down (for in-process tests).
+    /// A group to run the service in process (tests): shut it down with
+    /// `triggerGracefulShutdown()`.
     public func makeGroup() -> ServiceGroup {
         ServiceGroup(configuration: .init(services: services.map { .init(service: $0) }, logger: logger))
     }

@@ -87,5 +87,14 @@ enum PlatformMigrations {
                 );
                 """)
         }
+        migrator.registerMigration("platform-2") { db in
+            // Sessions auth revoked: their access tokens are refused until they expire.
+            try db.execute(sql: """
+                CREATE TABLE platform_revoked_session (
+                    session_id TEXT PRIMARY KEY,
+                    revoked_at TEXT NOT NULL
+                );
+                """)
+        }
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 /// A parsed request (CONTRACT.md, "Request"). One codec for the gateway, the services,
 /// the client and the tools.
 public struct RequestEnvelope: Sendable, Equatable {
-    /// Chosen by the client, echoed in the reply; at most 128 characters.
+    /// Chosen by the client, echoed in the reply; at most 128 bytes of UTF-8.
     public var id: String
     /// `<service>.<operation>`.
     public var op: String
@@ -55,8 +55,8 @@ public struct RequestEnvelope: Sendable, Equatable {
         }
         let id: String
         switch members["id"] {
-        case .string(let text) where !text.isEmpty && text.count <= maxIDLength: id = text
-        case .string: throw Rejection(error: .badRequest("`id` must have 1 to \(maxIDLength) characters"), id: nil)
+        case .string(let text) where !text.isEmpty && text.utf8.count <= maxIDLength: id = text
+        case .string: throw Rejection(error: .badRequest("`id` must have 1 to \(maxIDLength) bytes"), id: nil)
         case nil, .null?: throw Rejection(error: .badRequest("`id` is missing"), id: nil)
         default: throw Rejection(error: .badRequest("`id` must be a string"), id: nil)
         }
@@ -77,8 +77,8 @@ public struct RequestEnvelope: Sendable, Equatable {
         var idem: String?
         switch members["idem"] {
         case nil, .null?: idem = nil
-        case .string(let text) where !text.isEmpty && text.count <= maxIdempotencyKeyLength: idem = text
-        case .string: throw reject("`idem` must have 1 to \(maxIdempotencyKeyLength) characters")
+        case .string(let text) where !text.isEmpty && text.utf8.count <= maxIdempotencyKeyLength: idem = text
+        case .string: throw reject("`idem` must have 1 to \(maxIdempotencyKeyLength) bytes")
         default: throw reject("`idem` must be a string")
         }
         let data: JSONValue

@@ -10,7 +10,7 @@ public struct Empty: Codable, Sendable, Equatable {
 /// One operation a service offers: its name, who may call it, the JSON Schemas of its
 /// input and result (shown by `describe`, and the input's used to validate `data`), and
 /// how it runs.
-public struct Operation: Sendable {
+public struct ServiceOperation: Sendable {
     /// Where an operation's handler runs.
     public enum Mode: String, Sendable {
         /// On the socket thread itself: pure computation, no I/O (health, describe).
@@ -44,11 +44,11 @@ public struct Operation: Sendable {
     public static func inline<Request: Decodable & Sendable, Response: Encodable & Sendable>(
         _ name: String, summary: String, auth: AuthRule = .public, request: JSONSchema = .empty, response: JSONSchema,
         _ handler: @escaping @Sendable (RequestContext, Request) throws -> Response
-    ) -> Operation {
+    ) -> ServiceOperation {
         let run: @Sendable (RequestContext, JSONValue) throws -> Data = { context, data in
             try WireJSON.encode(handler(context, try decodeRequest(Request.self, from: data)))
         }
-        return Operation(
+        return ServiceOperation(
             name: name, summary: summary, auth: auth, request: request, response: response, mode: .inline,
             execute: { context, data in try run(context, data) }, executeInline: run)
     }
@@ -57,8 +57,8 @@ public struct Operation: Sendable {
     public static func read<Request: Decodable & Sendable, Response: Encodable & Sendable>(
         _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema,
         _ handler: @escaping @Sendable (RequestContext, Request, Database) throws -> Response
-    ) -> Operation {
-        Operation(
+    ) -> ServiceOperation {
+        ServiceOperation(
             name: name, summary: summary, auth: auth, request: request, response: response, mode: .read,
             execute: { context, data in
                 let input = try decodeRequest(Request.self, from: data)
@@ -72,8 +72,8 @@ public struct Operation: Sendable {
     public static func write<Request: Decodable & Sendable, Response: Codable & Sendable>(
         _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema,
         _ handler: @escaping @Sendable (RequestContext, Request, Database) throws -> Response
-    ) -> Operation {
-        Operation(
+    ) -> ServiceOperation {
+        ServiceOperation(
             name: name, summary: summary, auth: auth, request: request, response: response, mode: .write,
             execute: { context, data in
                 let input = try decodeRequest(Request.self, from: data)
@@ -86,8 +86,8 @@ public struct Operation: Sendable {
     public static func task<Request: Decodable & Sendable, Response: Encodable & Sendable>(
         _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema,
         _ handler: @escaping @Sendable (RequestContext, Request) async throws -> Response
-    ) -> Operation {
-        Operation(
+    ) -> ServiceOperation {
+        ServiceOperation(
             name: name, summary: summary, auth: auth, request: request, response: response, mode: .task,
             execute: { context, data in
                 try WireJSON.encode(try await handler(context, try decodeRequest(Request.self, from: data)))

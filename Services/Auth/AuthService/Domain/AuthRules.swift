@@ -1,0 +1,100 @@
+import Foundation
+import Platform
+
+/// The roles of the system.
+public enum Role: String, Sendable, CaseIterable, Codable {
+    /// Sets goals (goals app).
+    case recipient
+    /// Accepts goals and promises rewards (goals app).
+    case sponsor
+    /// Wake park staff.
+    case staff
+    /// Administrators.
+    case admin
+
+    /// Roles a user may pick as active themselves; staff and admin are granted by admins.
+    public static let selfSelectable: Set<Role> = [.recipient, .sponsor]
+    /// The roles every new account holds: the goals app lets people act as either.
+    public static let defaults: [Role] = [.recipient, .sponsor]
+}
+
+/// The password rule: 8 to 128 characters, printable (letters of any script, digits,
+/// punctuation, spaces); the goals app's Latin-letters-and-digits rule is a subset.
+public enum PasswordPolicy {
+    /// The problem with `password`, or `nil` when it is acceptable.
+    public static func problem(with password: String) -> String? {
+        let length = password.count
+        if length < 8 { return "must have at least 8 characters" }
+        if length > 128 { return "must have at most 128 characters" }
+        if password.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) {
+            return "must contain printable characters only"
+        }
+        return nil
+    }
+}
+
+/// How long sessions and tokens live.
+public struct SessionPolicy: Sendable, Equatable {
+    /// Access token lifetime (5 minutes).
+    public var accessTokenLifetime: TimeInterval = 5 * 60
+    /// A session without a refresh for this long is over (the goals spec: at least 15 minutes idle).
+    public var idleTimeout: TimeInterval = 15 * 60
+    /// A session never lasts longer than this (30 days).
+    public var absoluteLifetime: TimeInterval = 30 * 24 * 3600
+
+    /// The defaults.
+    public init() {}
+
+    /// Why a session can no longer be refreshed at `now`, or `nil` if it can.
+    public func expiry(createdAt: Date, lastSeenAt: Date, now: Date) -> String? {
+        if now.timeIntervalSince(createdAt) >= absoluteLifetime { return "the session has reached its maximum age" }
+        if now.timeIntervalSince(lastSeenAt) >= idleTimeout { return "the session expired after inactivity" }
+        return nil
+    }
+}
+
+/// Proof of work against bots: find a counter such that SHA-256(nonce ":" counter) starts
+/// with `difficulty` zero bits.
+public enum ProofOfWork {
+    /// Whether `counter` solves the challenge `nonce` at `difficulty`.
+    public static func isSolved(nonce: String, counter: UInt64, difficulty: Int) -> Bool {
+        leadingZeroBits(Digest.sha256(Array("\(nonce):\(counter)".utf8))) >= difficulty
+    }
+
+    /// Finds a solution (what a client does; used by tests and tools).
+    public static func solve(nonce: String, difficulty: Int) -> UInt64 {
+        var counter: UInt64 = 0
+        while !isSolved(nonce: nonce, counter: counter, difficulty: difficulty) { counter += 1 }
+        return counter
+    }
+
+    static func leadingZeroBits(_ bytes: [UInt8]) -> Int {
+        var count = 0
+        for byte in bytes {
+            if byte == 0 {
+                count += 8
+                continue
+            }
+            return count + byte.leadingZeroBitCount
+        }
+        return count
+    }
+}
+
+/// Normalized identifiers.
+public enum Identifiers {
+    /// Emails compare case-insensitively: stored trimmed and lowercased.
+    public static func email(_ text: String) -> String {
+        text.trimmingCharacters(in: .whitespaces).lowercased()
+    }
+
+    /// A new opaque id with a readable prefix (`usr_...`).
+    public static func make(_ prefix: String) -> String {
+        prefix + "_" + Digest.hex(Digest.randomBytes(12))
+    }
+
+    /// An opaque secret for refresh tokens (256 bits, base64url).
+    public static func secret() -> String {
+        Base64URL.encode(Digest.randomBytes(32))
+    }
+}

@@ -1,0 +1,77 @@
+import COpenSSL
+import Foundation
+import Platform
+
+/// Password hashing with scrypt (OpenSSL `EVP_PBE_scrypt`).
+///
+/// Stored form: `scrypt$<log2 N>$<r>$<p>$<salt base64url>$<hash base64url>`, so the cost
+/// can be raised later and old hashes still verify. Hashing runs on its own threads,
+/// at most two at a time (each takes 128 MiB at N=2^17), never on the cooperative pool
+/// nor the socket thread; sign-ins queue there while everything else keeps answering.
+public struct PasswordHasher: Sendable {
+    /// log2 of scrypt's N; 17 (N=2^17) is the minimum for production.
+    public let logN: Int
+    /// Block size.
+    public let r = 8
+    /// Parallelism.
+    public let p = 1
+
+    /// Creates a hasher with cost 2^`logN`.
+    public init(logN: Int = 17) {
+        self.logN = logN
+    }
+
+    private static let slots = DispatchSemaphore(value: 2)
+    private static let queue = DispatchQueue(label: "password-hashing", attributes: .concurrent)
+
+    /// Hashes a password with a new random salt.
+    public func hash(_ password: String) async throws -> String {
+        let salt = Digest.randomBytes(16)
+        let (logN, r, p) = (self.logN, self.r, self.p)
+        let derived = try await Self.run { try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }
+        return "scrypt$\(logN)$\(r)$\(p)$\(Base64URL.encode(salt))$\(Base64URL.encode(derived))"
+    }
+
+    /// Whether `password` matches `stored`, compared in constant time. A malformed
+    /// stored hash never matches.
+    public func verify(_ password: String, against stored: String) async -> Bool {
+        let parts = stored.split(separator: "$").map(String.init)
+        guard parts.count == 6, parts[0] == "scrypt", let logN = Int(parts[1]), let r = Int(parts[2]), let p = Int(parts[3]),
+            (10...22).contains(logN), let salt = Base64URL.decode(parts[4]), let expected = Base64URL.decode(parts[5])
+        else { return false }
+        guard let derived = try? await Self.run({ try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }) else {
+            return false
+        }
+        return Digest.constantTimeEqual(derived, expected)
+    }
+
+    /// Spends as long as a real verification, for unknown accounts, so that timing does
+    /// not tell which emails exist.
+    public func verifyAgainstNothing(_ password: String) async {
+        _ = await verify(password, against: "scrypt$\(logN)$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+    }
+
+    private static func run(_ work: @escaping @Sendable () throws -> [UInt8]) async throws -> [UInt8] {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async {
+                slots.wait()
+                defer { slots.signal() }
+                continuation.resume(with: Result { try work() })
+            }
+        }
+    }
+
+    private static func scrypt(_ password: String, salt: [UInt8], logN: Int, r: Int, p: Int) throws -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: 32)
+        let n = UInt64(1) << UInt64(logN)
+        let memory = UInt64(129) * n * UInt64(r) * UInt64(p) + (1 << 20)
+        let passwordBytes = Array(password.utf8)
+        let ok = passwordBytes.withUnsafeBufferPointer { passwordBuffer in
+            passwordBuffer.withMemoryRebound(to: CChar.self) { pass in
+                EVP_PBE_scrypt(pass.baseAddress, pass.count, salt, salt.count, n, UInt64(r), UInt64(p), memory, &output, output.count)
+            }
+        }
+        guard ok == 1 else { throw CryptoError("scrypt failed") }
+        return output
+    }
+}

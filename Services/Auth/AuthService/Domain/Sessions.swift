@@ -1,0 +1,121 @@
+import Foundation
+import GRDB
+import Platform
+
+/// What a client gets when it signs in or refreshes.
+struct IssuedTokens: Codable, Sendable {
+    /// The JWT for requests (5 minutes).
+    var accessToken: String
+    /// When the access token expires.
+    var accessTokenExpiresAt: String
+    /// The opaque refresh token: one use, rotated on every refresh.
+    var refreshToken: String
+    /// The session both belong to.
+    var sessionId: String
+    /// Who signed in.
+    var user: AccountSummary
+}
+
+/// A user's id and roles, as tokens carry them.
+struct AccountSummary: Codable, Sendable {
+    var id: String
+    var roles: [String]
+    var activeRole: String?
+
+    static func load(_ db: Database, id: String) throws -> AccountSummary {
+        guard let activeRole = try Row.fetchOne(db, sql: "SELECT active_role FROM user WHERE id = ?", arguments: [id]) else {
+            throw ServiceError.notFound("no such user")
+        }
+        let roles = try String.fetchAll(db, sql: "SELECT role FROM user_role WHERE user_id = ? ORDER BY role", arguments: [id])
+        return AccountSummary(id: id, roles: roles, activeRole: activeRole["active_role"])
+    }
+}
+
+/// Opens, refreshes and revokes sessions. Every method runs inside the caller's write
+/// transaction; access tokens are signed there too, so a reply never names a session
+/// that did not commit.
+struct SessionIssuer: Sendable {
+    let keys: SigningKeys
+    let policy: SessionPolicy
+
+    /// Opens a session for `userID` and issues its first tokens.
+    func open(_ db: Database, userID: String, now: Date = Date()) throws -> IssuedTokens {
+        let sessionID = Identifiers.make("ses")
+        let stamp = Instant.format(now)
+        try db.execute(
+            sql: "INSERT INTO session (id, user_id, created_at, last_seen_at) VALUES (?, ?, ?, ?)",
+            arguments: [sessionID, userID, stamp, stamp])
+        return try issue(db, sessionID: sessionID, userID: userID, now: now)
+    }
+
+    /// Issues a new refresh token and access token for a session.
+    func issue(_ db: Database, sessionID: String, userID: String, now: Date = Date()) throws -> IssuedTokens {
+        let account = try AccountSummary.load(db, id: userID)
+        let refreshToken = Identifiers.secret()
+        try db.execute(
+            sql: "INSERT INTO refresh_token (hash, session_id, created_at) VALUES (?, ?, ?)",
+            arguments: [Self.hash(refreshToken), sessionID, Instant.format(now)])
+        let issuedAt = Int64(now.timeIntervalSince1970)
+        let expiresAt = issuedAt + Int64(policy.accessTokenLifetime)
+        let claims = AccessTokenClaims(
+            userID: userID, roles: account.roles, activeRole: account.activeRole, sessionID: sessionID, issuedAt: issuedAt,
+            expiresAt: expiresAt)
+        return IssuedTokens(
+            accessToken: try keys.signer.token(for: claims),
+            accessTokenExpiresAt: Instant.format(epochMilliseconds: expiresAt * 1000), refreshToken: refreshToken,
+            sessionId: sessionID, user: account)
+    }
+
+    /// Rotates a refresh token. A token that was already used means it was stolen or
+    /// replayed: the whole session is revoked.
+    func refresh(_ db: Database, refreshToken: String, now: Date = Date()) throws -> Result<IssuedTokens, ServiceError> {
+        guard let row = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT t.session_id, t.used_at, s.user_id, s.created_at, s.last_seen_at, s.revoked_at
+                FROM refresh_token t JOIN session s ON s.id = t.session_id WHERE t.hash = ?
+                """, arguments: [Self.hash(refreshToken)])
+        else { return .failure(.unauthenticated("the refresh token is not valid")) }
+        let sessionID: String = row["session_id"], userID: String = row["user_id"]
+        if row["revoked_at"] as String? != nil { return .failure(.unauthenticated("the session was revoked")) }
+        if row["used_at"] as String? != nil {
+            try revoke(db, sessions: [sessionID], userID: userID, reason: "refresh_token_reused")
+            try AuditLog.record(db, .refreshReused, user: userID, detail: ["session": .string(sessionID)])
+            return .failure(.unauthenticated("the refresh token was already used; the session is revoked"))
+        }
+        let createdAt = Instant.parse(row["created_at"]) ?? now, lastSeen = Instant.parse(row["last_seen_at"]) ?? now
+        if let reason = policy.expiry(createdAt: createdAt, lastSeenAt: lastSeen, now: now) {
+            return .failure(.unauthenticated(reason))
+        }
+        try db.execute(
+            sql: "UPDATE refresh_token SET used_at = ? WHERE hash = ?", arguments: [Instant.format(now), Self.hash(refreshToken)])
+        try db.execute(sql: "UPDATE session SET last_seen_at = ? WHERE id = ?", arguments: [Instant.format(now), sessionID])
+        return .success(try issue(db, sessionID: sessionID, userID: userID, now: now))
+    }
+
+    /// Revokes sessions, publishes `auth.session.revoked` so every service refuses their
+    /// access tokens, and tells auth's own verifier once the transaction commits.
+    func revoke(_ db: Database, sessions: [String], userID: String, reason: String, now: Date = Date()) throws {
+        guard !sessions.isEmpty else { return }
+        for session in sessions {
+            try db.execute(
+                sql: "UPDATE session SET revoked_at = ?, revoke_reason = ? WHERE id = ? AND revoked_at IS NULL",
+                arguments: [Instant.format(now), reason, session])
+        }
+        try Outbox.append(
+            db, type: SessionRevocations.eventType,
+            data: ["userId": .string(userID), "sessions": .array(sessions.map { .string($0) }), "reason": .string(reason)] as JSONValue)
+        let verifier = keys.verifier
+        db.afterNextTransaction { _ in verifier.revoke(sessions: sessions) }
+    }
+
+    /// The live sessions of a user.
+    static func live(_ db: Database, userID: String) throws -> [String] {
+        try String.fetchAll(db, sql: "SELECT id FROM session WHERE user_id = ? AND revoked_at IS NULL", arguments: [userID])
+    }
+
+    /// Refresh tokens are stored as SHA-256: a leaked database does not leak sessions.
+    static func hash(_ token: String) -> String {
+        Digest.sha256Hex(Array(token.utf8))
+    }
+}

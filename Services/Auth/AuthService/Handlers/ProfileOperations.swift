@@ -1,0 +1,110 @@
+import Foundation
+import GRDB
+import Platform
+
+/// Reading and changing one's own profile (admins: anyone's).
+struct ProfileOperations: Sendable {
+    var all: [ServiceOperation] { [get, update] }
+
+    struct Profile: Codable, Sendable {
+        var id: String
+        var email: String?
+        var phone: String?
+        var firstName: String
+        var lastName: String
+        var patronymic: String?
+        var birthDate: String?
+        var roles: [String]
+        var activeRole: String?
+        var createdAt: String
+        var termsVersion: String?
+        var termsAcceptedAt: String?
+
+        static func load(_ db: Database, id: String) throws -> Profile? {
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM user WHERE id = ?", arguments: [id]) else { return nil }
+            return Profile(
+                id: row["id"], email: row["email"], phone: row["phone"], firstName: row["first_name"], lastName: row["last_name"],
+                patronymic: row["patronymic"], birthDate: row["birth_date"],
+                roles: try String.fetchAll(db, sql: "SELECT role FROM user_role WHERE user_id = ? ORDER BY role", arguments: [id]),
+                activeRole: row["active_role"], createdAt: row["created_at"], termsVersion: row["terms_version"],
+                termsAcceptedAt: row["terms_accepted_at"])
+        }
+    }
+
+    /// The user a request is about: the caller, or (admins only) `userId`. Anyone else's
+    /// id is `not_found`, so the caller cannot learn which ids exist.
+    static func subject(_ context: RequestContext, _ requested: String?, _ db: Database) throws -> String {
+        let principal = try context.requirePrincipal()
+        guard let requested, requested != principal.userID else { return principal.userID }
+        guard principal.has(Role.admin.rawValue),
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE id = ?", arguments: [requested]) == true
+        else { throw ServiceError.notFound("no such user") }
+        return requested
+    }
+
+    struct GetRequest: Codable, Sendable {
+        var userId: String?
+    }
+
+    var get: ServiceOperation {
+        .read(
+            "auth.profile.get", summary: "The caller's profile; admins may name another user.", auth: .authenticated,
+            request: .object(["userId": .string(maxLength: 100)]), response: AuthSchemas.profile
+        ) { (context, input: GetRequest, db: Database) in
+            let id = try Self.subject(context, input.userId, db)
+            guard let profile = try Profile.load(db, id: id) else { throw ServiceError.notFound("no such user") }
+            return profile
+        }
+    }
+
+    struct Update: Codable, Sendable {
+        var userId: String?
+        var firstName: String?
+        var lastName: String?
+        var patronymic: String?
+        var birthDate: String?
+        var phone: String?
+    }
+
+    var update: ServiceOperation {
+        .write(
+            "auth.profile.update",
+            summary: "Changes names, birth date or phone (absent fields stay; patronymic null clears it). Admins may name another user.",
+            auth: .authenticated,
+            request: .object([
+                "userId": .string(maxLength: 100), "firstName": AuthSchemas.name, "lastName": AuthSchemas.name,
+                "patronymic": AuthSchemas.name.nullable(), "birthDate": AuthSchemas.birthDate, "phone": AuthSchemas.phone,
+            ]),
+            response: AuthSchemas.profile
+        ) { (context, input: Update, db: Database) in
+            let id = try Self.subject(context, input.userId, db)
+            if let birthDate = input.birthDate, let problem = ProfileRules.birthDateProblem(birthDate) {
+                throw ServiceError.invalid("birthDate", problem)
+            }
+            if let phone = input.phone,
+                try String.fetchOne(db, sql: "SELECT id FROM user WHERE phone = ?", arguments: [phone]).map({ $0 != id }) == true
+            {
+                throw ServiceError.conflict("this phone number belongs to another account", reason: "phone_taken")
+            }
+            try db.execute(
+                sql: """
+                    UPDATE user SET first_name = COALESCE(?, first_name), last_name = COALESCE(?, last_name),
+                        birth_date = COALESCE(?, birth_date), phone = COALESCE(?, phone) WHERE id = ?
+                    """, arguments: [input.firstName, input.lastName, input.birthDate, input.phone, id])
+            // Absent keeps the patronymic; null clears it.
+            let patronymic = context.data["patronymic"]
+            if let patronymic {
+                try db.execute(sql: "UPDATE user SET patronymic = ? WHERE id = ?", arguments: [patronymic.stringValue, id])
+            }
+            let changed = [
+                input.firstName.map { _ in "firstName" }, input.lastName.map { _ in "lastName" }, input.birthDate.map { _ in "birthDate" },
+                input.phone.map { _ in "phone" }, patronymic.map { _ in "patronymic" },
+            ].compactMap { $0 }
+            try AuditLog.record(
+                db, .profileUpdated, user: id, actor: try context.requirePrincipal().userID,
+                detail: ["fields": .array(changed.map { .string($0) })])
+            guard let profile = try Profile.load(db, id: id) else { throw ServiceError.notFound("no such user") }
+            return profile
+        }
+    }
+}

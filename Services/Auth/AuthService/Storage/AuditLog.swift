@@ -1,0 +1,47 @@
+import Foundation
+import GRDB
+import Platform
+
+/// The append-only audit log of security events. Never given passwords, codes or tokens.
+enum AuditLog {
+    /// What happened.
+    enum Action: String {
+        case registered, signInSucceeded = "sign_in.succeeded", signInFailed = "sign_in.failed"
+        case passwordChanged = "password.changed", roleSwitched = "role.switched", rolesChanged = "roles.changed"
+        case sessionRevoked = "session.revoked", refreshReused = "refresh_token.reused", signedOut = "signed_out"
+        case profileUpdated = "profile.updated", keyRotated = "signing_key.rotated"
+    }
+
+    static func record(
+        _ db: Database, _ action: Action, user: String?, actor: String? = nil, detail: JSONValue = [:], client: String? = nil
+    ) throws {
+        try db.execute(
+            sql: "INSERT INTO audit (at, action, user_id, actor_id, detail, client) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [Instant.format(Date()), action.rawValue, user, actor ?? user, String(decoding: detail.serialized, as: UTF8.self), client])
+    }
+}
+
+/// Counts attempts per key in a sliding window (sign-in failures, codes sent, ...).
+enum AttemptLimiter {
+    /// Records an attempt for `key`.
+    static func record(_ db: Database, key: String, now: Date = Date()) throws {
+        try db.execute(sql: "INSERT INTO attempt (key, at) VALUES (?, ?)", arguments: [key, now.timeIntervalSince1970])
+    }
+
+    /// Throws `rate_limited` when `key` has `limit` or more attempts in the last `window`,
+    /// with the time until the oldest of them leaves the window.
+    static func check(_ db: Database, key: String, limit: Int, window: TimeInterval, now: Date = Date()) throws {
+        let since = now.timeIntervalSince1970 - window
+        let times = try Double.fetchAll(
+            db, sql: "SELECT at FROM attempt WHERE key = ? AND at > ? ORDER BY at", arguments: [key, since])
+        guard times.count >= limit else { return }
+        let oldestCounted = times[times.count - limit]
+        let retryAfter = max(1, Int64(((oldestCounted + window) - now.timeIntervalSince1970) * 1000))
+        throw ServiceError.rateLimited(retryAfterMs: retryAfter)
+    }
+
+    /// Forgets the attempts of `key` (after a success).
+    static func clear(_ db: Database, key: String) throws {
+        try db.execute(sql: "DELETE FROM attempt WHERE key = ?", arguments: [key])
+    }
+}

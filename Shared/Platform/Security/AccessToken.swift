@@ -1,0 +1,149 @@
+import Foundation
+import Synchronization
+
+/// The claims of an access token (RFC 7519), as auth issues them.
+public struct AccessTokenClaims: Sendable, Equatable {
+    /// `sub`: the user id.
+    public var userID: String
+    /// `roles`: every role the user holds.
+    public var roles: [String]
+    /// `role`: the role the user acts in now.
+    public var activeRole: String?
+    /// `sid`: the session.
+    public var sessionID: String
+    /// `iat`, seconds since 1970.
+    public var issuedAt: Int64
+    /// `exp`, seconds since 1970.
+    public var expiresAt: Int64
+
+    /// Creates claims.
+    public init(userID: String, roles: [String], activeRole: String?, sessionID: String, issuedAt: Int64, expiresAt: Int64) {
+        self.userID = userID
+        self.roles = roles
+        self.activeRole = activeRole
+        self.sessionID = sessionID
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+    }
+
+    var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "iss": "auth", "sub": .string(userID), "roles": .array(roles.map { .string($0) }), "sid": .string(sessionID),
+            "iat": .integer(issuedAt), "exp": .integer(expiresAt),
+        ]
+        if let activeRole { members["role"] = .string(activeRole) }
+        return .object(members)
+    }
+
+    init?(json: JSONValue) {
+        guard case .string(let subject)? = json["sub"], case .string(let session)? = json["sid"],
+            case .integer(let issuedAt)? = json["iat"], case .integer(let expiresAt)? = json["exp"],
+            case .array(let roleValues)? = json["roles"], json["iss"] == "auth"
+        else { return nil }
+        let roles = roleValues.compactMap(\.stringValue)
+        guard roles.count == roleValues.count else { return nil }
+        self.init(
+            userID: subject, roles: roles, activeRole: json["role"]?.stringValue, sessionID: session, issuedAt: issuedAt,
+            expiresAt: expiresAt)
+    }
+
+    /// The principal these claims describe.
+    public var principal: Principal {
+        Principal(userID: userID, roles: Set(roles), activeRole: activeRole, sessionID: sessionID)
+    }
+}
+
+/// Signs access tokens: JWTs with `alg: EdDSA` (RFC 8037) and the key's id in `kid`.
+public struct AccessTokenSigner: Sendable {
+    /// The key id published with the public key.
+    public let keyID: String
+    private let key: Ed25519PrivateKey
+
+    /// Creates a signer.
+    public init(keyID: String, key: Ed25519PrivateKey) {
+        self.keyID = keyID
+        self.key = key
+    }
+
+    /// The compact JWT for `claims`.
+    public func token(for claims: AccessTokenClaims) throws -> String {
+        let header: JSONValue = ["alg": "EdDSA", "typ": "JWT", "kid": .string(keyID)]
+        let signingInput = Base64URL.encode(header.serialized) + "." + Base64URL.encode(claims.json.serialized)
+        return signingInput + "." + Base64URL.encode(try key.signature(for: Array(signingInput.utf8)))
+    }
+}
+
+/// Verifies access tokens locally with auth's public keys (no call to auth per request):
+/// the signature by a known `kid`, `alg: EdDSA`, expiry, and that the session was not
+/// revoked. Recently verified tokens are cached, so a client's repeated requests cost a
+/// dictionary lookup instead of a signature check.
+public final class AccessTokenVerifier: TokenVerifier, Sendable {
+    private let keys = Mutex<[String: Ed25519PublicKey]>([:])
+    private let revokedSessions = Mutex<Set<String>>([])
+    private let cache = Mutex<[String: AccessTokenClaims]>([:])
+    private let now: @Sendable () -> Int64
+    private let cacheLimit: Int
+
+    /// Creates a verifier with the given public keys by key id.
+    public init(
+        keys: [String: Ed25519PublicKey] = [:], cacheLimit: Int = 4_096,
+        now: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) }
+    ) {
+        self.keys.withLock { $0 = keys }
+        self.cacheLimit = cacheLimit
+        self.now = now
+    }
+
+    /// Replaces the known public keys (key rotation: old and new ids side by side).
+    public func setKeys(_ newKeys: [String: Ed25519PublicKey]) {
+        keys.withLock { $0 = newKeys }
+        cache.withLock { $0.removeAll() }
+    }
+
+    /// The key ids known.
+    public var keyIDs: Set<String> { keys.withLock { Set($0.keys) } }
+
+    /// Refuses every token of these sessions from now on.
+    public func revoke(sessions: some Sequence<String>) {
+        revokedSessions.withLock { $0.formUnion(sessions) }
+        cache.withLock { $0.removeAll() }
+    }
+
+    public func verify(_ token: String) throws(ServiceError) -> Principal {
+        let claims: AccessTokenClaims
+        if let cached = cache.withLock({ $0[token] }) {
+            claims = cached
+        } else {
+            claims = try verifySignature(token)
+            cache.withLock { cache in
+                // A full cache is simply emptied: cheap, and valid tokens refill it.
+                if cache.count >= cacheLimit { cache.removeAll(keepingCapacity: true) }
+                cache[token] = claims
+            }
+        }
+        guard claims.expiresAt > now() else { throw .unauthenticated("the access token has expired") }
+        guard !revokedSessions.withLock({ $0.contains(claims.sessionID) }) else {
+            throw .unauthenticated("the session was revoked")
+        }
+        return claims.principal
+    }
+
+    private func verifySignature(_ token: String) throws(ServiceError) -> AccessTokenClaims {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard token.utf8.count <= 4_096, parts.count == 3,
+            let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]),
+            let header = try? JSONParser.parse(Data(headerBytes)), let payload = try? JSONParser.parse(Data(payloadBytes))
+        else { throw .unauthenticated("the access token is malformed") }
+        guard header["alg"] == "EdDSA", case .string(let keyID)? = header["kid"] else {
+            throw .unauthenticated("the access token is not signed with EdDSA")
+        }
+        guard let key = keys.withLock({ $0[keyID] }) else { throw .unauthenticated("the access token is signed by an unknown key") }
+        let signingInput = Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
+        guard key.isValidSignature(signature, for: signingInput) else {
+            throw .unauthenticated("the access token signature is not valid")
+        }
+        guard let claims = AccessTokenClaims(json: payload) else { throw .unauthenticated("the access token claims are malformed") }
+        return claims
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+import Logging
+import ServiceLifecycle
+
+/// Auth's public keys as a JWK set (RFC 7517, with RFC 8037's OKP keys), the shape
+/// `auth.keys` returns so that a gateway in any language can verify tokens.
+public enum JSONWebKeySet {
+    /// `{"keys": [{"kty":"OKP","crv":"Ed25519","kid":...,"x":...,"alg":"EdDSA","use":"sig"}]}`.
+    public static func document(_ keys: [(id: String, key: Ed25519PublicKey)]) -> JSONValue {
+        [
+            "keys": .array(
+                keys.map { entry in
+                    [
+                        "kty": "OKP", "crv": "Ed25519", "kid": .string(entry.id), "alg": "EdDSA", "use": "sig",
+                        "x": .string(Base64URL.encode(entry.key.rawRepresentation)),
+                    ]
+                })
+        ]
+    }
+
+    /// Reads the Ed25519 keys of a JWK set by key id, skipping any other key type.
+    public static func keys(from document: JSONValue) -> [String: Ed25519PublicKey] {
+        guard case .array(let entries)? = document["keys"] else { return [:] }
+        var keys: [String: Ed25519PublicKey] = [:]
+        for entry in entries where entry["kty"] == "OKP" && entry["crv"] == "Ed25519" {
+            guard case .string(let id)? = entry["kid"], case .string(let x)? = entry["x"], let raw = Base64URL.decode(x),
+                let key = try? Ed25519PublicKey(rawRepresentation: raw)
+            else { continue }
+            keys[id] = key
+        }
+        return keys
+    }
+
+    /// The schema of the document, for `describe`.
+    public static let schema = JSONSchema.object(
+        [
+            "keys": .array(
+                of: .object(
+                    [
+                        "kty": .oneOf(["OKP"]), "crv": .oneOf(["Ed25519"]), "kid": .string(), "alg": .oneOf(["EdDSA"]),
+                        "use": .oneOf(["sig"]), "x": .string().described("the raw public key, base64url"),
+                    ], required: ["kty", "crv", "kid", "x"]))
+        ], required: ["keys"])
+}
+
+/// Keeps a service's ``AccessTokenVerifier`` supplied with auth's public keys: fetched
+/// from `auth.keys` at start-up (retrying until auth answers) and every minute after,
+/// so rotated keys arrive without a restart.
+public final class AuthKeyRefresher: Service, Sendable {
+    private let client: ServiceClient
+    private let verifier: AccessTokenVerifier
+    private let logger: Logger
+    private let interval: Duration
+
+    /// Creates a refresher calling auth at `authEndpoint`.
+    public init(authEndpoint: String, verifier: AccessTokenVerifier, logger: Logger, interval: Duration = .seconds(60)) {
+        client = ServiceClient(endpoint: authEndpoint, name: "keys")
+        self.verifier = verifier
+        self.logger = logger
+        self.interval = interval
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                let fetched = await self.refresh()
+                try? await Task.sleep(for: fetched ? self.interval : .seconds(1))
+            }
+        }
+        await client.close()
+    }
+
+    /// Fetches the keys once; returns whether it worked.
+    @discardableResult
+    public func refresh() async -> Bool {
+        guard let reply = try? await client.call("auth.keys", idempotent: true, timeout: .seconds(2), attempts: 1),
+            let document = reply.data
+        else {
+            logger.debug("auth.keys not reachable yet")
+            return false
+        }
+        let keys = JSONWebKeySet.keys(from: document)
+        guard !keys.isEmpty else { return false }
+        if Set(keys.keys) != verifier.keyIDs {
+            logger.info("auth signing keys loaded", metadata: ["kids": "\(keys.keys.sorted().joined(separator: ","))"])
+        }
+        verifier.setKeys(keys)
+        return true
+    }
+}
+
+/// Revoked sessions, remembered by every service so that a revoked session's access
+/// tokens are refused before they expire.
+public enum SessionRevocations {
+    /// The auth event that reports revoked sessions: `{"userId", "sessions": [...]}`.
+    public static let eventType = "auth.session.revoked"
+
+    /// The subscription that records revocations and tells `verifier`.
+    public static func subscription(verifier: AccessTokenVerifier) -> EventSubscription {
+        EventSubscription(source: "auth", types: [eventType]) { db, event in
+            guard case .array(let values)? = event.data["sessions"] else { return }
+            let sessions = values.compactMap(\.stringValue)
+            for session in sessions {
+                try db.execute(
+                    sql: "INSERT OR IGNORE INTO platform_revoked_session (session_id, revoked_at) VALUES (?, ?)",
+                    arguments: [session, event.at])
+            }
+            verifier.revoke(sessions: sessions)
+        }
+    }
+
+    /// Tells `verifier` every revocation stored before this start.
+    public static func load(into verifier: AccessTokenVerifier, from pool: DatabasePool) throws {
+        let sessions = try pool.read { db in try String.fetchAll(db, sql: "SELECT session_id FROM platform_revoked_session") }
+        verifier.revoke(sessions: sessions)
+    }
+}

@@ -1,0 +1,130 @@
+import COpenSSL
+import Foundation
+
+/// Why a key or signature operation failed.
+public struct CryptoError: Error, Sendable, CustomStringConvertible {
+    /// What failed.
+    public let description: String
+    /// Creates an error.
+    public init(_ description: String) { self.description = description }
+}
+
+/// An Ed25519 public key (RFC 8032), loaded once into OpenSSL for fast verification.
+public final class Ed25519PublicKey: @unchecked Sendable {
+    // The EVP_PKEY is created in init, never mutated, and freed in deinit; OpenSSL 3
+    // allows one key to be used by concurrent verifications, each with its own
+    // EVP_MD_CTX, so sharing it across threads is safe.
+    private let key: OpaquePointer
+    /// The 32 raw bytes.
+    public let rawRepresentation: [UInt8]
+
+    /// Loads a key from its 32 raw bytes.
+    public init(rawRepresentation: [UInt8]) throws {
+        guard rawRepresentation.count == 32,
+            let key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, rawRepresentation, 32)
+        else { throw CryptoError("not an Ed25519 public key") }
+        self.key = key
+        self.rawRepresentation = rawRepresentation
+    }
+
+    deinit { EVP_PKEY_free(key) }
+
+    /// Whether `signature` is this key's signature of `message`.
+    public func isValidSignature(_ signature: some ContiguousBytes, for message: some ContiguousBytes) -> Bool {
+        guard let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestVerifyInit(context, nil, nil, nil, key) == 1 else { return false }
+        return signature.withUnsafeBytes { signatureBytes in
+            message.withUnsafeBytes { messageBytes in
+                signatureBytes.count == 64
+                    && EVP_DigestVerify(
+                        context, signatureBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), 64,
+                        messageBytes.baseAddress?.assumingMemoryBound(to: UInt8.self), messageBytes.count) == 1
+            }
+        }
+    }
+}
+
+/// An Ed25519 private key. Never log it.
+public final class Ed25519PrivateKey: @unchecked Sendable {
+    // Same reasoning as Ed25519PublicKey: immutable after init, one EVP_MD_CTX per use.
+    private let key: OpaquePointer
+    /// The 32 raw bytes (the seed), for storage.
+    public let rawRepresentation: [UInt8]
+    /// The matching public key.
+    public let publicKey: Ed25519PublicKey
+
+    /// Generates a new key from OpenSSL's CSPRNG.
+    public convenience init() throws {
+        try self.init(rawRepresentation: Digest.randomBytes(32))
+    }
+
+    /// Loads a key from its 32 raw bytes.
+    public init(rawRepresentation: [UInt8]) throws {
+        guard rawRepresentation.count == 32,
+            let key = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, rawRepresentation, 32)
+        else { throw CryptoError("not an Ed25519 private key") }
+        var publicBytes = [UInt8](repeating: 0, count: 32)
+        var length = 32
+        guard EVP_PKEY_get_raw_public_key(key, &publicBytes, &length) == 1 else {
+            EVP_PKEY_free(key)
+            throw CryptoError("cannot derive the public key")
+        }
+        self.key = key
+        self.rawRepresentation = rawRepresentation
+        self.publicKey = try Ed25519PublicKey(rawRepresentation: publicBytes)
+    }
+
+    deinit { EVP_PKEY_free(key) }
+
+    /// Signs `message` (64-byte signature).
+    public func signature(for message: some ContiguousBytes) throws -> [UInt8] {
+        guard let context = EVP_MD_CTX_new() else { throw CryptoError("EVP_MD_CTX_new failed") }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestSignInit(context, nil, nil, nil, key) == 1 else { throw CryptoError("EVP_DigestSignInit failed") }
+        var signature = [UInt8](repeating: 0, count: 64)
+        var length = 64
+        let ok = message.withUnsafeBytes { bytes in
+            EVP_DigestSign(context, &signature, &length, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+        }
+        guard ok == 1, length == 64 else { throw CryptoError("EVP_DigestSign failed") }
+        return signature
+    }
+}
+
+/// Base64url without padding (RFC 4648 §5), as JWTs use it.
+public enum Base64URL {
+    /// Encodes bytes.
+    public static func encode(_ bytes: some Sequence<UInt8>) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Decodes text; `nil` when it is not base64url.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        guard text.utf8.allSatisfy({ ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) || ($0 >= 48 && $0 <= 57) || $0 == 45 || $0 == 95 })
+        else { return nil }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.utf8.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64).map(Array.init)
+    }
+}
+
+extension Digest {
+    /// Compares two byte strings in time that depends only on their length.
+    public static func constantTimeEqual(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        return lhs.withUnsafeBytes { a in rhs.withUnsafeBytes { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, lhs.count) == 0 } }
+    }
+
+    /// HMAC-SHA256 of `message` under `key`.
+    public static func hmacSHA256(key: [UInt8], message: some ContiguousBytes) -> [UInt8] {
+        var output = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 32
+        message.withUnsafeBytes { bytes in
+            _ = HMAC(EVP_sha256(), key, Int32(key.count), bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &output, &length)
+        }
+        return output
+    }
+}
