@@ -129,10 +129,10 @@ struct EventTests {
         }
         let events = try await pool.read { db in try Outbox.events(db, source: "test", after: 3, limit: 10) }
         let busIn = world.configuration.busInEndpoint
-        var frames = events.map { [Data($0.type.utf8), $0.encoded] }
+        let realEvents = events.map { [Data($0.type.utf8), $0.encoded] }
         // A forged message claiming seq 7 with made-up data: the source has no seq 7.
         let forged = Event(source: "test", seq: 7, type: "test.item.put", at: Instant.format(Date()), data: ["key": "forged", "value": 0])
-        frames.append([Data(forged.type.utf8), forged.encoded])
+        let frames = realEvents + [[Data(forged.type.utf8), forged.encoded]]
         let publisher = SocketThread(name: "test-pub") {
             guard let socket = try? ZMQSocket(type: .pub) else { return }
             try? socket.connect(busIn)
