@@ -1,0 +1,362 @@
+import Foundation
+import Logging
+import Platform
+import SharedTesting
+import Testing
+
+@testable import AuthService
+
+/// Auth's flows through the gateway, over real processes and sockets.
+@Suite("Auth flows")
+struct AuthFlowTests {
+    /// Fast hashing and a small proof of work keep the suite quick; both are still real.
+    static let environment = ["BACKEND_AUTH_SCRYPT_LOG_N": "10", "BACKEND_AUTH_POW_DIFFICULTY": "6"]
+
+    static func withAuth<T>(_ body: (TestStack) async throws -> T) async throws -> T {
+        try await TestStack.with(services: ["auth"], extraEnvironment: environment, body)
+    }
+
+    /// A solved challenge, as an app computes it.
+    static func solvedChallenge(_ stack: TestStack) async throws -> JSONValue {
+        let reply = try await stack.client.call("auth.challenge", idempotent: true)
+        let nonce = try #require(reply.data?["nonce"]?.stringValue)
+        let difficulty = Int(try #require(reply.data?["difficulty"]?.integerValue))
+        return ["nonce": .string(nonce), "counter": .integer(Int64(ProofOfWork.solve(nonce: nonce, difficulty: difficulty)))]
+    }
+
+    static func registration(_ email: String, challenge: JSONValue, password: String = "secret-pass-1") -> JSONValue {
+        [
+            "email": .string(email), "password": .string(password), "firstName": "Anna", "lastName": "Ivanova",
+            "patronymic": "Petrovna", "birthDate": "1990-04-12", "acceptTerms": true, "challenge": challenge,
+        ]
+    }
+
+    /// Registers and returns the tokens.
+    static func register(_ stack: TestStack, _ email: String, password: String = "secret-pass-1") async throws -> JSONValue {
+        let reply = try await stack.client.call(
+            "auth.register", data: registration(email, challenge: try await solvedChallenge(stack), password: password))
+        #expect(reply.ok, "\(reply.error?.message ?? "") \(reply.error?.fields ?? [:])")
+        return try #require(reply.data)
+    }
+
+    static func token(_ tokens: JSONValue) throws -> String { try #require(tokens["accessToken"]?.stringValue) }
+
+    @Test("register, sign in, read the profile; one message for unknown email and wrong password")
+    func registerAndSignIn() async throws {
+        try await Self.withAuth { stack in
+            let tokens = try await Self.register(stack, "Anna@Example.com")
+            #expect(tokens["user"]?["roles"] == ["recipient", "sponsor"])
+            let profile = try await stack.client.call("auth.profile.get", token: try Self.token(tokens), idempotent: true)
+            #expect(profile.data?["email"] == "anna@example.com")
+            #expect(profile.data?["patronymic"] == "Petrovna")
+            #expect(profile.data?["termsVersion"] == "2026-11")
+
+            let login = try await stack.client.call("auth.login", data: ["email": "anna@example.com", "password": "secret-pass-1"])
+            #expect(login.ok && login.data?["user"]?["id"] == tokens["user"]?["id"])
+
+            let wrong = try await stack.client.call("auth.login", data: ["email": "anna@example.com", "password": "wrong-pass-1"])
+            let unknown = try await stack.client.call("auth.login", data: ["email": "nobody@example.com", "password": "secret-pass-1"])
+            #expect(wrong.error?.code == .unauthenticated && unknown.error?.code == .unauthenticated)
+            #expect(wrong.error?.message == AccountOperations.failedSignIn)
+            #expect(unknown.error?.message == wrong.error?.message)
+
+            let again = try await stack.client.call(
+                "auth.register", data: Self.registration("anna@example.com", challenge: try await Self.solvedChallenge(stack)))
+            #expect(again.error?.code == .conflict)
+        }
+    }
+
+    @Test("bad registration data is refused field by field")
+    func registrationValidation() async throws {
+        try await Self.withAuth { stack in
+            var data = Self.registration("not-an-email", challenge: try await Self.solvedChallenge(stack), password: "short")
+            guard case .object(var members) = data else { return }
+            members["firstName"] = .string(String(repeating: "x", count: 10_000))
+            members["lastName"] = "Bad\u{0007}Name"
+            data = .object(members)
+            let reply = try await stack.client.call("auth.register", data: data)
+            let fields = try #require(reply.error?.fields)
+            #expect(reply.error?.code == .validationFailed)
+            #expect(fields["email"] == "not an email address")
+            #expect(fields["firstName"] == "must have at most 100 characters")
+            #expect(fields["lastName"] == "must not contain control characters")
+
+            let future = try await stack.client.call(
+                "auth.register",
+                data: Self.registration("b@example.com", challenge: try await Self.solvedChallenge(stack)).merging(["birthDate": "2999-01-01"]))
+            #expect(future.error?.fields["birthDate"] == "must not be in the future")
+            let weak = try await stack.client.call(
+                "auth.register",
+                data: Self.registration("c@example.com", challenge: try await Self.solvedChallenge(stack), password: "1234567"))
+            #expect(weak.error?.fields["password"] == "must have at least 8 characters")
+            let noTerms = try await stack.client.call(
+                "auth.register",
+                data: Self.registration("d@example.com", challenge: try await Self.solvedChallenge(stack)).merging(["acceptTerms": false]))
+            #expect(noTerms.error?.fields["acceptTerms"] != nil)
+        }
+    }
+
+    @Test("registration needs a solved, unused challenge")
+    func proofOfWorkRequired() async throws {
+        try await Self.withAuth { stack in
+            let challenge = try await Self.solvedChallenge(stack)
+            let nonce = try #require(challenge["nonce"])
+            var wrongCounter = challenge["counter"]?.integerValue ?? 0
+            repeat { wrongCounter += 1 } while ProofOfWork.isSolved(nonce: nonce.stringValue ?? "", counter: UInt64(wrongCounter), difficulty: 6)
+            let unsolved = try await stack.client.call(
+                "auth.register", data: Self.registration("e@example.com", challenge: ["nonce": nonce, "counter": .integer(wrongCounter)]))
+            #expect(unsolved.error?.fields["challenge.counter"] == "does not solve the challenge")
+
+            #expect(try await stack.client.call("auth.register", data: Self.registration("e@example.com", challenge: challenge)).ok)
+            let reused = try await stack.client.call("auth.register", data: Self.registration("f@example.com", challenge: challenge))
+            #expect(reused.error?.fields["challenge"] != nil)
+        }
+    }
+
+    @Test("failed sign-ins are rate limited per account with retryAfterMs")
+    func signInRateLimit() async throws {
+        try await Self.withAuth { stack in
+            _ = try await Self.register(stack, "limited@example.com")
+            for _ in 0..<5 {
+                let reply = try await stack.client.call("auth.login", data: ["email": "limited@example.com", "password": "wrong-pass-1"])
+                #expect(reply.error?.code == .unauthenticated)
+            }
+            let limited = try await stack.client.call("auth.login", data: ["email": "limited@example.com", "password": "secret-pass-1"])
+            #expect(limited.error?.code == .rateLimited)
+            let retryAfter = try #require(limited.error?.details["retryAfterMs"]?.integerValue)
+            #expect(retryAfter > 0 && retryAfter <= 15 * 60 * 1000)
+        }
+    }
+
+    @Test("refresh rotates; a reused refresh token revokes the session")
+    func refreshRotation() async throws {
+        try await Self.withAuth { stack in
+            let first = try await Self.register(stack, "rotate@example.com")
+            let oldRefresh = try #require(first["refreshToken"])
+            let second = try await stack.client.call("auth.refresh", data: ["refreshToken": oldRefresh])
+            let newRefresh = try #require(second.data?["refreshToken"])
+            #expect(newRefresh != oldRefresh)
+            #expect(second.data?["sessionId"] == first["sessionId"])
+            let newAccess = try #require(second.data?["accessToken"]?.stringValue)
+            #expect(try await stack.client.call("auth.profile.get", token: newAccess, idempotent: true).ok)
+
+            // The stolen old token comes back: the whole session ends.
+            let replay = try await stack.client.call("auth.refresh", data: ["refreshToken": oldRefresh])
+            #expect(replay.error?.code == .unauthenticated)
+            #expect(try await stack.client.call("auth.refresh", data: ["refreshToken": newRefresh]).error?.code == .unauthenticated)
+            #expect(try await stack.client.call("auth.profile.get", token: newAccess, idempotent: true).error?.code == .unauthenticated)
+            #expect(try await stack.client.call("auth.refresh", data: ["refreshToken": "made-up"]).error?.code == .unauthenticated)
+        }
+    }
+
+    @Test("sessions: list, revoke one, logout; password change ends the others")
+    func sessions() async throws {
+        try await Self.withAuth { stack in
+            let phone = try await Self.register(stack, "many@example.com")
+            let laptop = try #require(
+                try await stack.client.call("auth.login", data: ["email": "many@example.com", "password": "secret-pass-1"]).data)
+            let list = try await stack.client.call("auth.sessions.list", token: try Self.token(laptop), idempotent: true)
+            guard case .array(let items)? = list.data?["items"] else {
+                Issue.record("no sessions")
+                return
+            }
+            #expect(items.count == 2)
+            #expect(items.filter { $0["current"] == true }.map { $0["id"] } == [laptop["sessionId"]])
+
+            let revoke = try await stack.client.call("auth.sessions.revoke", data: ["session": try #require(phone["sessionId"])], token: try Self.token(laptop))
+            #expect(revoke.ok)
+            #expect(try await stack.client.call("auth.profile.get", token: try Self.token(phone), idempotent: true).error?.code == .unauthenticated)
+
+            let tablet = try #require(
+                try await stack.client.call("auth.login", data: ["email": "many@example.com", "password": "secret-pass-1"]).data)
+            let change = try await stack.client.call(
+                "auth.password.change", data: ["currentPassword": "secret-pass-1", "newPassword": "another-pass-2"], token: try Self.token(laptop))
+            #expect(change.ok)
+            #expect(try await stack.client.call("auth.profile.get", token: try Self.token(tablet), idempotent: true).error?.code == .unauthenticated)
+            #expect(try await stack.client.call("auth.profile.get", token: try Self.token(laptop), idempotent: true).ok)
+            #expect(try await stack.client.call("auth.login", data: ["email": "many@example.com", "password": "another-pass-2"]).ok)
+
+            #expect(try await stack.client.call("auth.logout", token: try Self.token(laptop)).ok)
+            #expect(try await stack.client.call("auth.profile.get", token: try Self.token(laptop), idempotent: true).error?.code == .unauthenticated)
+        }
+    }
+
+    @Test("no role escalation, no reading or changing another user's profile")
+    func authorization() async throws {
+        try await Self.withAuth { stack in
+            let anna = try await Self.register(stack, "anna2@example.com")
+            let boris = try await Self.register(stack, "boris@example.com")
+            let annaToken = try Self.token(anna)
+            let borisID = try #require(boris["user"]?["id"])
+
+            #expect(try await stack.client.call("auth.role.switch", data: ["role": "admin"], token: annaToken).error?.code == .forbidden)
+            let sponsor = try await stack.client.call("auth.role.switch", data: ["role": "sponsor"], token: annaToken)
+            #expect(sponsor.data?["user"]?["activeRole"] == "sponsor")
+            #expect(try await stack.client.call("auth.admin.users.list", token: annaToken, idempotent: true).error?.code == .forbidden)
+            #expect(try await stack.client.call("auth.audit.list", token: annaToken, idempotent: true).error?.code == .forbidden)
+            #expect(
+                try await stack.client.call("auth.admin.roles.grant", data: ["userId": anna["user"]?["id"] ?? nil, "role": "admin"], token: annaToken)
+                    .error?.code == .forbidden)
+            // Roles are not a profile field.
+            #expect(try await stack.client.call("auth.profile.update", data: ["roles": ["admin"]], token: annaToken).error?.code == .validationFailed)
+
+            #expect(try await stack.client.call("auth.profile.get", data: ["userId": borisID], token: annaToken, idempotent: true).error?.code == .notFound)
+            #expect(
+                try await stack.client.call("auth.profile.update", data: ["userId": borisID, "firstName": "Hacked"], token: annaToken)
+                    .error?.code == .notFound)
+            let borisProfile = try await stack.client.call("auth.profile.get", token: try Self.token(boris), idempotent: true)
+            #expect(borisProfile.data?["firstName"] == "Anna")
+
+            let updated = try await stack.client.call(
+                "auth.profile.update", data: ["firstName": "Anya", "patronymic": nil, "phone": "+79161234567"], token: annaToken)
+            #expect(updated.data?["firstName"] == "Anya" && updated.data?["patronymic"] == nil && updated.data?["phone"] == "+79161234567")
+            let badPhone = try await stack.client.call("auth.profile.update", data: ["phone": "89161234567"], token: annaToken)
+            #expect(badPhone.error?.fields["phone"] != nil)
+        }
+    }
+
+    @Test("admins: the first one through ctl-style internal call, then users, counts, roles and the audit log")
+    func administration() async throws {
+        try await Self.withAuth { stack in
+            let root = try await Self.register(stack, "root@example.com")
+            let worker = try await Self.register(stack, "worker@example.com")
+            _ = try await stack.client.call("auth.login", data: ["email": "worker@example.com", "password": "bad-password"])
+
+            // Internal: refused through the gateway, accepted at auth's own endpoint.
+            #expect(try await stack.client.call("auth.internal.admin.grant", data: ["email": "root@example.com"]).error?.code == .forbidden)
+            let direct = ServiceClient(endpoint: stack.configuration.serviceEndpoints["auth"]!)
+            #expect(try await direct.call("auth.internal.admin.grant", data: ["email": "root@example.com"]).data?["roles"] == ["admin", "recipient", "sponsor"])
+            await direct.close()
+
+            let admin = try #require(
+                try await stack.client.call("auth.login", data: ["email": "root@example.com", "password": "secret-pass-1"]).data)
+            let adminToken = try Self.token(admin)
+            let search = try await stack.client.call("auth.admin.users.list", data: ["query": "WORKER"], token: adminToken, idempotent: true)
+            #expect(search.data?["items"]?.arrayCount == 1)
+            let page = try await stack.client.call("auth.admin.users.list", data: ["limit": 1], token: adminToken, idempotent: true)
+            let next = try #require(page.data?["next"]?.stringValue)
+            let rest = try await stack.client.call("auth.admin.users.list", data: ["limit": 1, "cursor": .string(next)], token: adminToken, idempotent: true)
+            #expect(rest.data?["items"]?[0]?["id"] != page.data?["items"]?[0]?["id"])
+
+            let counts = try await stack.client.call("auth.admin.users.count", token: adminToken, idempotent: true)
+            #expect(counts.data?["total"] == 2 && counts.data?["byRole"]?["admin"] == 1)
+            #expect(counts.data?["byDay"]?[0]?["count"] == 2)
+
+            let workerID = try #require(worker["user"]?["id"])
+            let granted = try await stack.client.call("auth.admin.roles.grant", data: ["userId": workerID, "role": "staff"], token: adminToken)
+            #expect(granted.data?["roles"] == ["recipient", "sponsor", "staff"])
+            let removed = try await stack.client.call("auth.admin.roles.revoke", data: ["userId": workerID, "role": "sponsor"], token: adminToken)
+            #expect(removed.data?["roles"] == ["recipient", "staff"])
+            // Removing a role ends the user's sessions: no token keeps the old roles.
+            #expect(try await stack.client.call("auth.profile.get", token: try Self.token(worker), idempotent: true).error?.code == .unauthenticated)
+
+            let audit = try await stack.client.call("auth.audit.list", data: ["userId": workerID], token: adminToken, idempotent: true)
+            guard case .array(let entries)? = audit.data?["items"] else {
+                Issue.record("no audit")
+                return
+            }
+            let actions = entries.compactMap { $0["action"]?.stringValue }
+            #expect(actions.contains("sign_in.failed") && actions.contains("roles.changed") && actions.contains("registered"))
+            let text = String(decoding: try #require(audit.data).serialized, as: UTF8.self)
+            let workerToken = try Self.token(worker)
+            #expect(!text.contains("bad-password") && !text.contains("secret-pass-1") && !text.contains(workerToken))
+        }
+    }
+
+    @Test("auth.keys publishes the verification key; describe lists every operation")
+    func keysAndDescribe() async throws {
+        try await Self.withAuth { stack in
+            let keys = try await stack.client.call("auth.keys", idempotent: true)
+            let published = JSONWebKeySet.keys(from: try #require(keys.data))
+            #expect(published.count == 1)
+            let tokens = try await Self.register(stack, "keys@example.com")
+            let verifier = AccessTokenVerifier(keys: published)
+            let principal = try verifier.verify(try Self.token(tokens))
+            #expect(principal.userID == tokens["user"]?["id"]?.stringValue)
+
+            let describe = try await stack.client.call("auth.describe", idempotent: true)
+            guard case .array(let operations)? = describe.data?["operations"] else {
+                Issue.record("no operations")
+                return
+            }
+            let names = Set(operations.compactMap { $0["op"]?.stringValue })
+            for op in [
+                "auth.register", "auth.login", "auth.refresh", "auth.logout", "auth.sessions.list", "auth.sessions.revoke",
+                "auth.role.switch", "auth.profile.get", "auth.profile.update", "auth.password.change", "auth.challenge", "auth.keys",
+                "auth.audit.list", "auth.admin.users.list", "auth.admin.users.count", "auth.admin.roles.grant", "auth.admin.roles.revoke",
+            ] {
+                #expect(names.contains(op), "\(op) missing from describe")
+            }
+        }
+    }
+}
+
+extension JSONValue {
+    /// Merges members into an object (tests build variations of one request).
+    func merging(_ other: [String: JSONValue]) -> JSONValue {
+        guard case .object(let members) = self else { return self }
+        return .object(members.merging(other) { _, new in new })
+    }
+
+    /// The element count of an array, `nil` for other values.
+    var arrayCount: Int? {
+        if case .array(let elements) = self { return elements.count }
+        return nil
+    }
+
+    /// An array element.
+    subscript(index: Int) -> JSONValue? {
+        if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
+        return nil
+    }
+}
+
+/// Another service checks auth's tokens locally and learns of revocations by event.
+@Suite("Token verification across services")
+struct CrossServiceTokenTests {
+    @Test("a service verifies tokens with auth.keys and refuses a session after logout")
+    func verificationAndRevocation() async throws {
+        try await AuthFlowTests.withAuth { stack in
+            var logger = Logger(label: "stats")
+            logger.logLevel = .warning
+            // A stand-in for any service with a signed-in operation, run in process.
+            let probe = ServiceDefinition(
+                name: "stats", summary: "probe", durability: .normal,
+                operations: [
+                    .read("stats.whoami", summary: "The caller.", auth: .authenticated, request: .empty, response: .string()) {
+                        (context, _: Empty, _) in try context.requirePrincipal().userID
+                    }
+                ])
+            let runtime = try ServiceRuntime(definition: probe, configuration: stack.configuration, logger: logger, catchUpInterval: .milliseconds(500))
+            let group = runtime.makeGroup()
+            let running = Task { try await group.run() }
+            _ = await runtime.server.waitUntilBound()
+            let client = ServiceClient(endpoint: stack.configuration.serviceEndpoints["stats"]!)
+
+            let tokens = try await AuthFlowTests.register(stack, "probe@example.com")
+            let token = try AuthFlowTests.token(tokens)
+            var whoami: Reply.Parsed?
+            for _ in 0..<100 {
+                whoami = try await client.call("stats.whoami", token: token, idempotent: true)
+                if whoami?.ok == true { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(whoami?.data == tokens["user"]?["id"])
+
+            #expect(try await stack.client.call("auth.logout", token: token).ok)
+            var refused = false
+            for _ in 0..<100 {
+                if try await client.call("stats.whoami", token: token, idempotent: true).error?.code == .unauthenticated {
+                    refused = true
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(refused, "the revoked session's token was still accepted")
+
+            await client.close()
+            await group.triggerGracefulShutdown()
+            _ = try? await running.value
+        }
+    }
+}

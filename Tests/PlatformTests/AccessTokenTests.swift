@@ -1,0 +1,115 @@
+import Foundation
+import Platform
+import Testing
+
+@Suite("Access tokens")
+struct AccessTokenTests {
+    let key: Ed25519PrivateKey
+    let signer: AccessTokenSigner
+    let now: Int64 = 1_800_000_000
+
+    init() throws {
+        key = try Ed25519PrivateKey()
+        signer = AccessTokenSigner(keyID: "k1", key: key)
+    }
+
+    func claims(expiresIn seconds: Int64 = 300, session: String = "ses_1") -> AccessTokenClaims {
+        AccessTokenClaims(
+            userID: "usr_1", roles: ["recipient", "sponsor"], activeRole: "sponsor", sessionID: session, issuedAt: now,
+            expiresAt: now + seconds)
+    }
+
+    func makeVerifier(_ keys: [String: Ed25519PublicKey]? = nil) -> AccessTokenVerifier {
+        let now = self.now
+        return AccessTokenVerifier(keys: keys ?? ["k1": key.publicKey], now: { now })
+    }
+
+    @Test("a signed token verifies to its claims; its header names EdDSA and the key id")
+    func roundTrip() throws {
+        let token = try signer.token(for: claims())
+        let principal = try makeVerifier().verify(token)
+        #expect(principal == Principal(userID: "usr_1", roles: ["recipient", "sponsor"], activeRole: "sponsor", sessionID: "ses_1"))
+        let header = try JSONParser.parse(Data(try #require(Base64URL.decode(token.split(separator: ".")[0]))))
+        #expect(header == ["alg": "EdDSA", "typ": "JWT", "kid": "k1"])
+    }
+
+    @Test("tampered, unknown-key, expired, malformed and revoked tokens are refused")
+    func refusals() throws {
+        let token = try signer.token(for: claims())
+        let parts = token.split(separator: ".").map(String.init)
+        // Change the payload (another user) but keep the signature.
+        let forgedPayload = Base64URL.encode(
+            try JSONParser.parse(Data(try #require(Base64URL.decode(parts[1])))).merging(["sub": "usr_admin"]).serialized)
+        let tampered = [parts[0], forgedPayload, parts[2]].joined(separator: ".")
+        #expect(throws: ServiceError.self) { try makeVerifier().verify(tampered) }
+
+        let stranger = AccessTokenSigner(keyID: "k1", key: try Ed25519PrivateKey())
+        #expect(throws: ServiceError.unauthenticated("the access token signature is not valid")) {
+            try makeVerifier().verify(try stranger.token(for: claims()))
+        }
+        let unknownKey = AccessTokenSigner(keyID: "k9", key: try Ed25519PrivateKey())
+        #expect(throws: ServiceError.unauthenticated("the access token is signed by an unknown key")) {
+            try makeVerifier().verify(try unknownKey.token(for: claims()))
+        }
+        #expect(throws: ServiceError.unauthenticated("the access token has expired")) {
+            try makeVerifier().verify(try signer.token(for: claims(expiresIn: 0)))
+        }
+        for garbage in ["", "a.b", "a.b.c", "x.y.z.w", parts[0] + "." + parts[1] + "."] {
+            #expect(throws: ServiceError.self) { try makeVerifier().verify(garbage) }
+        }
+        let noneHeader: JSONValue = ["alg": "none", "kid": "k1"]
+        let unsigned = Base64URL.encode(noneHeader.serialized) + "." + parts[1] + "."
+        #expect(throws: ServiceError.self) { try makeVerifier().verify(unsigned) }
+
+        let verifier = makeVerifier()
+        #expect(try verifier.verify(token).sessionID == "ses_1")
+        verifier.revoke(sessions: ["ses_1"])
+        #expect(throws: ServiceError.unauthenticated("the session was revoked")) { try verifier.verify(token) }
+    }
+
+    @Test("key rotation: tokens of every published key verify")
+    func rotation() throws {
+        let newKey = try Ed25519PrivateKey()
+        let verifier = makeVerifier(["k1": key.publicKey, "k2": newKey.publicKey])
+        #expect(throws: Never.self) { try verifier.verify(try signer.token(for: claims())) }
+        #expect(throws: Never.self) { try verifier.verify(try AccessTokenSigner(keyID: "k2", key: newKey).token(for: claims())) }
+        verifier.setKeys(["k2": newKey.publicKey])
+        #expect(throws: ServiceError.self) { try verifier.verify(try signer.token(for: claims())) }
+    }
+
+    @Test("the JWK set round-trips the keys")
+    func jwks() throws {
+        let document = JSONWebKeySet.document([("k1", key.publicKey)])
+        #expect(document["keys"]?.arrayValue?.first?["kty"] == "OKP")
+        let keys = JSONWebKeySet.keys(from: document)
+        #expect(keys["k1"]?.rawRepresentation == key.publicKey.rawRepresentation)
+    }
+
+    @Test("Ed25519 matches RFC 8032 test vector 1")
+    func rfc8032Vector() throws {
+        func bytes(_ hex: String) -> [UInt8] {
+            stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16)! }
+        }
+        let secret = try Ed25519PrivateKey(
+            rawRepresentation: bytes("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"))
+        #expect(secret.publicKey.rawRepresentation == bytes("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"))
+        let signature = try secret.signature(for: [UInt8]())
+        #expect(
+            Digest.hex(signature)
+                == "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b")
+        #expect(secret.publicKey.isValidSignature(signature, for: [UInt8]()))
+        #expect(!secret.publicKey.isValidSignature(signature, for: [0]))
+    }
+}
+
+extension JSONValue {
+    func merging(_ other: [String: JSONValue]) -> JSONValue {
+        guard case .object(let members) = self else { return self }
+        return .object(members.merging(other) { _, new in new })
+    }
+
+    var arrayValue: [JSONValue]? {
+        if case .array(let elements) = self { return elements }
+        return nil
+    }
+}
