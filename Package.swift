@@ -24,6 +24,9 @@ var targets: [Target] = [
         name: "CZeroMQ", path: "Shared/CZeroMQ", pkgConfig: "libzmq",
         providers: [.apt(["libzmq3-dev"])]),
     .systemLibrary(
+        name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl",
+        providers: [.apt(["libcurl4-openssl-dev"])]),
+    .systemLibrary(
         name: "COpenSSL", path: "Shared/COpenSSL", pkgConfig: "libcrypto",
         providers: [.apt(["libssl-dev"])]),
 
@@ -31,7 +34,7 @@ var targets: [Target] = [
     .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], path: "Shared/ZeroMQ"),
     .target(
         name: "Platform",
-        dependencies: ["ZeroMQ", "COpenSSL", grdb, logging, lifecycle, argumentParser],
+        dependencies: ["ZeroMQ", "COpenSSL", "CCurl", grdb, logging, lifecycle, argumentParser],
         path: "Shared/Platform"),
     .target(
         name: "SharedTesting", dependencies: ["Platform", "ZeroMQ", "GatewayService", grdb],
@@ -61,7 +64,7 @@ var targets: [Target] = [
         path: "Tests/PlatformTests"),
     .testTarget(
         name: "AuthTests", dependencies: ["AuthService", "Platform", "SharedTesting", grdb, logging, lifecycle],
-        path: "Tests/AuthTests"),
+        path: "Tests/AuthTests", exclude: ["Fixtures"]),
     .testTarget(
         name: "IntegrationTests",
         dependencies: ["Platform", "ZeroMQ", "SharedTesting"],

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the build needs (libzmq, SQLite, OpenSSL headers and
-# pkg-config) when they are missing. Safe to run again: it does nothing when all are there.
+# Installs the Debian packages the build needs (libzmq, SQLite, OpenSSL, libcurl headers
+# and pkg-config) when they are missing. Safe to run again: it does nothing when all are there.
 set -euo pipefail
 
 missing=()
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-for module in libzmq:libzmq3-dev sqlite3:libsqlite3-dev libcrypto:libssl-dev; do
+for module in libzmq:libzmq3-dev sqlite3:libsqlite3-dev libcrypto:libssl-dev libcurl:libcurl4-openssl-dev; do
   name=${module%%:*}
   package=${module##*:}
   if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists "$name"; then

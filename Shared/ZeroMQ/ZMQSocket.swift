@@ -111,6 +111,12 @@ public final class ZMQSocket {
     /// Receives one whole multipart message, frame by frame, copying each frame once
     /// out of libzmq's buffer. Returns `nil` when `dontWait` is set and nothing is queued.
     public func receiveMultipart(dontWait: Bool = false) throws(ZMQError) -> [Data]? {
+        try receiveMultipartWithPeer(dontWait: dontWait)?.frames
+    }
+
+    /// ``receiveMultipart(dontWait:)`` that also reports the sending peer's address (the
+    /// `Peer-Address` metadata libzmq attaches to messages from TCP peers).
+    public func receiveMultipartWithPeer(dontWait: Bool = false) throws(ZMQError) -> (frames: [Data], peerAddress: String?)? {
         var frames: [Data] = []
         var message = zmq_msg_t()
         zmq_msg_init(&message)
@@ -132,7 +138,10 @@ public final class ZMQSocket {
             } else {
                 frames.append(Data(bytes: zmq_msg_data(&message), count: size))
             }
-            if zmq_msg_more(&message) == 0 { return frames }
+            if zmq_msg_more(&message) == 0 {
+                let peer = zmq_msg_gets(&message, "Peer-Address").map { String(cString: $0) }
+                return (frames, peer)
+            }
         }
     }
 

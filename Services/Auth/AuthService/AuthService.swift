@@ -22,26 +22,45 @@ public enum AuthService {
             data: .object(
                 ["userId": .string(), "sessions": .array(of: .string()), "reason": .string()], required: ["userId", "sessions", "reason"])),
         EventDescription(
+            "auth.user.deleted", summary: "An account was deleted: remove or anonymize everything about this user.",
+            data: .object(["userId": .string()], required: ["userId"])),
+        EventDescription(
             "auth.user.roles_changed", summary: "A user's roles changed.",
             data: .object(["userId": .string(), "roles": .array(of: AuthSchemas.role)], required: ["userId", "roles"])),
     ]
 
-    /// The definition with the given settings.
-    public static func definition(settings: AuthSettings) -> ServiceDefinition {
+    /// The definition with the given settings; `dataDirectory` holds the default outbox folder.
+    public static func definition(settings: AuthSettings, dataDirectory: URL) -> ServiceDefinition {
         let verifier = AccessTokenVerifier()
         let keys = SigningKeys(verifier: verifier)
         let issuer = SessionIssuer(keys: keys, policy: settings.sessions)
         let hasher = PasswordHasher(logN: settings.scryptLogN)
+        let wake = MessageSender.Wake()
         let operations =
             AccountOperations(issuer: issuer, hasher: hasher, settings: settings).all + ProfileOperations().all
             + AdminOperations(issuer: issuer, keys: keys).all
+            + PhoneOperations(
+                issuer: issuer, wake: wake,
+                codes: OneTimeCodes(lifetime: settings.smsCodeLifetime, resendAfter: settings.codeResendInterval), limits: .init()
+            ).all
+            + RecoveryOperations(issuer: issuer, hasher: hasher, wake: wake, resendAfter: settings.codeResendInterval).all
+            + FacebookOperations(issuer: issuer, settings: settings).all
+        let transports = Self.transports(settings, dataDirectory: dataDirectory)
         return ServiceDefinition(
             name: name,
-            summary: "Accounts, sign-in (email and password), tokens, sessions, roles and the audit log.",
+            summary: "Accounts, sign-in (email and password, phone and SMS code, Facebook), tokens, sessions, roles, recovery and the audit log.",
             durability: .full,
             operations: operations,
             events: events,
-            migrations: { AuthMigrations.register(in: &$0) },
+            migrations: { migrator in
+                AuthMigrations.register(in: &migrator)
+                MessageOutbox.migrate(&migrator)
+                OneTimeCodes.migrate(&migrator)
+                migrator.registerMigration("auth-4-facebook") { db in
+                    try db.execute(sql: "ALTER TABLE user ADD COLUMN facebook_id TEXT")
+                    try db.execute(sql: "CREATE UNIQUE INDEX user_facebook ON user(facebook_id)")
+                }
+            },
             verifier: verifier,
             prepare: { pool in
                 try keys.load(from: pool)
@@ -49,13 +68,31 @@ public enum AuthService {
                     try String.fetchAll(db, sql: "SELECT id FROM session WHERE revoked_at IS NOT NULL")
                 }
                 verifier.revoke(sessions: revoked)
+            },
+            workers: { pool, logger in
+                [MessageSender(pool: pool, transports: transports, wake: wake, logger: logger)]
             })
     }
 
+    /// The configured transport of each channel.
+    static func transports(_ settings: AuthSettings, dataDirectory: URL) -> [OutgoingMessage.Channel: any MessageTransport] {
+        let folder = settings.outboxDirectory.map { URL(fileURLWithPath: $0) } ?? dataDirectory.appendingPathComponent("outbox")
+        var transports: [OutgoingMessage.Channel: any MessageTransport] = [
+            .email: FileTransport(directory: folder), .sms: FileTransport(directory: folder),
+        ]
+        if settings.emailTransport == "smtp", let url = settings.smtpURL {
+            transports[.email] = SMTPTransport(url: url, from: settings.smtpFrom, user: settings.smtpUser, password: settings.smtpPassword)
+        }
+        if settings.smsTransport == "http", let url = settings.smsURL {
+            transports[.sms] = WebhookTransport(url: url, token: settings.smsToken)
+        }
+        return transports
+    }
+
     /// The definition for the process: settings from `BACKEND_AUTH_*`.
-    public static var definition: ServiceDefinition {
+    public static func definition(configuration: PlatformConfiguration) -> ServiceDefinition {
         do {
-            return definition(settings: try AuthSettings.fromEnvironment())
+            return definition(settings: try AuthSettings.fromEnvironment(), dataDirectory: configuration.dataDirectoryURL)
         } catch {
             FileHandle.standardError.write(Data("configuration error: \(error)\n".utf8))
             exit(2)

@@ -2,4 +2,5 @@
 import AuthService
 import Platform
 
-await ServiceMain.run(AuthService.definition, options: PlatformOptions.parseOrExit())
+let options = PlatformOptions.parseOrExit()
+await ServiceMain.run(AuthService.definition(configuration: ProcessSetup.configuration(options)), options: options)

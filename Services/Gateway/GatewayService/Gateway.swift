@@ -118,7 +118,7 @@ public final class Gateway: Service, Sendable {
             log(id: id, op: op, started: started, outcome: error.code.rawValue)
         }
 
-        func accept(_ frames: [Data]) {
+        func accept(_ frames: [Data], peer: String?) {
             let started = ContinuousClock.now
             let message: (envelope: [Data], request: RequestEnvelope)
             switch IncomingRequest.read(frames, maxBytes: limits.maxRequestBytes) {
@@ -143,7 +143,9 @@ public final class Gateway: Service, Sendable {
             nextTag &+= 1
             var tag = nextTag
             let tagFrame = withUnsafeBytes(of: &tag) { Data($0) }
-            let sent = (try? backend.send(multipart: [tagFrame] + frames, dontWait: true)) == true
+            // The client frame tells the service who is calling (for per-client limits).
+            let clientFrame = Data((ClientAddress.framePrefix + (peer ?? "")).utf8)
+            let sent = (try? backend.send(multipart: [tagFrame, clientFrame] + frames, dontWait: true)) == true
             guard sent else {
                 return fail(
                     message.envelope, id: request.id, op: request.op,
@@ -189,8 +191,8 @@ public final class Gateway: Service, Sendable {
             }
             if poller.isReadable(frontendItem) {
                 for _ in 0..<512 {
-                    guard let frames = try? frontend.receiveMultipart(dontWait: true) else { break }
-                    accept(frames)
+                    guard let (frames, peer) = try? frontend.receiveMultipartWithPeer(dontWait: true) else { break }
+                    accept(frames, peer: peer)
                 }
             }
         }

@@ -19,6 +19,8 @@ public struct RequestContext: Sendable {
     /// The request's `data` as sent (already valid against the schema), for handlers that
     /// must tell an absent field from an explicit `null`.
     public let data: JSONValue
+    /// The client's network address, when the request came through the gateway.
+    public let clientAddress: String?
     /// The request's logger, with its id and op as metadata.
     public let logger: Logger
     let pool: DatabasePool?
@@ -26,7 +28,7 @@ public struct RequestContext: Sendable {
     /// Creates a context (the runtime does this; tests may too).
     public init(
         requestID: String, op: String, principal: Principal?, idempotencyKey: String?, requestHash: String,
-        receivedAt: Date = Date(), data: JSONValue = [:], logger: Logger, database: DatabasePool?
+        receivedAt: Date = Date(), data: JSONValue = [:], clientAddress: String? = nil, logger: Logger, database: DatabasePool?
     ) {
         self.requestID = requestID
         self.op = op
@@ -35,6 +37,7 @@ public struct RequestContext: Sendable {
         self.requestHash = requestHash
         self.receivedAt = receivedAt
         self.data = data
+        self.clientAddress = clientAddress
         self.logger = logger
         self.pool = database
     }

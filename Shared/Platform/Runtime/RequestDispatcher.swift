@@ -42,7 +42,7 @@ public final class RequestDispatcher: Sendable {
     }
 
     /// Looks up, authorizes and validates a request.
-    public func prepare(_ request: RequestEnvelope, receivedAt: Date = Date()) throws(ServiceError) -> Prepared {
+    public func prepare(_ request: RequestEnvelope, client: String? = nil, receivedAt: Date = Date()) throws(ServiceError) -> Prepared {
         guard let operation = operations[request.op] else { throw .unknownOp(request.op) }
         var principal: Principal?
         if let token = request.token, operation.auth != .public {
@@ -67,7 +67,7 @@ public final class RequestDispatcher: Sendable {
         let hash = request.idem == nil ? "" : Digest.sha256Hex(Data(request.op.utf8) + [0] + request.data.serialized)
         let context = RequestContext(
             requestID: request.id, op: request.op, principal: principal, idempotencyKey: request.idem, requestHash: hash,
-            receivedAt: receivedAt, data: request.data, logger: requestLogger, database: pool)
+            receivedAt: receivedAt, data: request.data, clientAddress: client, logger: requestLogger, database: pool)
         return Prepared(operation: operation, context: context, data: request.data)
     }
 

@@ -141,10 +141,11 @@ public final class RequestServer: Service, Sendable {
                 message = read
             }
             let request = message.request
+            let client = ClientAddress.find(in: message.envelope)
             if dispatcher.isInline(request.op) {
                 let (reply, outcome): (Data, String)
                 do {
-                    (reply, outcome) = dispatcher.runInline(try dispatcher.prepare(request))
+                    (reply, outcome) = dispatcher.runInline(try dispatcher.prepare(request, client: client))
                 } catch {
                     (reply, outcome) = (Reply.failure(id: request.id, error: error), error.code.rawValue)
                 }
@@ -159,7 +160,7 @@ public final class RequestServer: Service, Sendable {
             let task = Task {
                 let (reply, outcome): (Data, String)
                 do throws(ServiceError) {
-                    let prepared = try dispatcher.prepare(request)
+                    let prepared = try dispatcher.prepare(request, client: client)
                     (reply, outcome) = await dispatcher.run(prepared)
                 } catch {
                     (reply, outcome) = (Reply.failure(id: request.id, error: error), error.code.rawValue)

@@ -262,3 +262,23 @@ public enum IncomingRequest {
         }
     }
 }
+
+/// Who sent a request, as the gateway saw it.
+///
+/// The gateway puts one routing frame `client:<address>` after its own tag frame; the
+/// service finds it in the routing envelope (`[gateway identity, tag, client frame, ...]`)
+/// and gives the address to handlers for per-client limits and the audit log. Requests
+/// made directly to a service (internal callers) carry none.
+public enum ClientAddress {
+    /// The prefix of the client frame.
+    public static let framePrefix = "client:"
+
+    /// The client address in a routing envelope, if the gateway put one there.
+    public static func find(in envelope: [Data]) -> String? {
+        guard envelope.count >= 4 else { return nil }
+        let frame = envelope[2]
+        let prefix = Data(framePrefix.utf8)
+        guard frame.count > prefix.count, frame.starts(with: prefix) else { return nil }
+        return String(decoding: frame.dropFirst(prefix.count), as: UTF8.self)
+    }
+}

@@ -12,8 +12,33 @@ public struct AuthSettings: Sendable, Equatable {
     public var sessions = SessionPolicy()
     /// The version of the terms people accept now (`BACKEND_AUTH_TERMS_VERSION`).
     public var termsVersion = "2026-11"
+    /// How long an SMS sign-in code is valid (`BACKEND_AUTH_SMS_CODE_TTL_S`, default 300).
+    public var smsCodeLifetime: TimeInterval = 300
+    /// The earliest resend of a code (`BACKEND_AUTH_CODE_RESEND_S`, default 60).
+    public var codeResendInterval: TimeInterval = 60
     /// Failed sign-ins per account allowed in 15 minutes before `rate_limited`.
     public var failedSignInLimit = 5
+    /// How emails leave (`BACKEND_AUTH_EMAIL_TRANSPORT`: `file` (default) or `smtp`).
+    public var emailTransport = "file"
+    /// How SMS leave (`BACKEND_AUTH_SMS_TRANSPORT`: `file` (default) or `http`).
+    public var smsTransport = "file"
+    /// The folder of the `file` transport (`BACKEND_AUTH_OUTBOX_DIR`, default `<data>/outbox`).
+    public var outboxDirectory: String?
+    /// The SMTP relay (`BACKEND_AUTH_SMTP_URL`, e.g. `smtp://relay.example:587`).
+    public var smtpURL: String?
+    /// The sender address (`BACKEND_AUTH_SMTP_FROM`).
+    public var smtpFrom = "no-reply@localhost"
+    /// SMTP credentials (`BACKEND_AUTH_SMTP_USER`, `BACKEND_AUTH_SMTP_PASSWORD`), optional.
+    public var smtpUser: String?
+    public var smtpPassword: String?
+    /// The SMS provider's webhook (`BACKEND_AUTH_SMS_URL`) and its bearer token (`BACKEND_AUTH_SMS_TOKEN`).
+    public var smsURL: String?
+    public var smsToken: String?
+    /// The Graph API base (`BACKEND_AUTH_FACEBOOK_GRAPH_URL`, default `https://graph.facebook.com/v19.0`).
+    public var facebookGraphURL = "https://graph.facebook.com/v19.0"
+    /// The Facebook app (`BACKEND_AUTH_FACEBOOK_APP_ID`, `BACKEND_AUTH_FACEBOOK_APP_SECRET`); unset turns Facebook sign-in off.
+    public var facebookAppID: String?
+    public var facebookAppSecret: String?
 
     /// The defaults.
     public init() {}
@@ -40,6 +65,38 @@ public struct AuthSettings: Sendable, Equatable {
             settings.sessions.idleTimeout = seconds
         }
         if let value = environment["BACKEND_AUTH_TERMS_VERSION"], !value.isEmpty { settings.termsVersion = value }
+        if let value = environment["BACKEND_AUTH_SMS_CODE_TTL_S"] {
+            guard let seconds = TimeInterval(value), seconds >= 1 else { throw ConfigurationError("BACKEND_AUTH_SMS_CODE_TTL_S must be at least 1") }
+            settings.smsCodeLifetime = seconds
+        }
+        if let value = environment["BACKEND_AUTH_CODE_RESEND_S"] {
+            guard let seconds = TimeInterval(value), seconds >= 0 else { throw ConfigurationError("BACKEND_AUTH_CODE_RESEND_S must be 0 or more") }
+            settings.codeResendInterval = seconds
+        }
+        if let value = environment["BACKEND_AUTH_EMAIL_TRANSPORT"] {
+            guard ["file", "smtp"].contains(value) else { throw ConfigurationError("BACKEND_AUTH_EMAIL_TRANSPORT must be file or smtp") }
+            settings.emailTransport = value
+        }
+        if let value = environment["BACKEND_AUTH_SMS_TRANSPORT"] {
+            guard ["file", "http"].contains(value) else { throw ConfigurationError("BACKEND_AUTH_SMS_TRANSPORT must be file or http") }
+            settings.smsTransport = value
+        }
+        settings.outboxDirectory = environment["BACKEND_AUTH_OUTBOX_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        settings.smtpURL = environment["BACKEND_AUTH_SMTP_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        if let value = environment["BACKEND_AUTH_SMTP_FROM"], !value.isEmpty { settings.smtpFrom = value }
+        settings.smtpUser = environment["BACKEND_AUTH_SMTP_USER"].flatMap { $0.isEmpty ? nil : $0 }
+        settings.smtpPassword = environment["BACKEND_AUTH_SMTP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
+        settings.smsURL = environment["BACKEND_AUTH_SMS_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        settings.smsToken = environment["BACKEND_AUTH_SMS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        if let value = environment["BACKEND_AUTH_FACEBOOK_GRAPH_URL"], !value.isEmpty { settings.facebookGraphURL = value }
+        settings.facebookAppID = environment["BACKEND_AUTH_FACEBOOK_APP_ID"].flatMap { $0.isEmpty ? nil : $0 }
+        settings.facebookAppSecret = environment["BACKEND_AUTH_FACEBOOK_APP_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+        if settings.emailTransport == "smtp" && settings.smtpURL == nil {
+            throw ConfigurationError("BACKEND_AUTH_EMAIL_TRANSPORT=smtp needs BACKEND_AUTH_SMTP_URL")
+        }
+        if settings.smsTransport == "http" && settings.smsURL == nil {
+            throw ConfigurationError("BACKEND_AUTH_SMS_TRANSPORT=http needs BACKEND_AUTH_SMS_URL")
+        }
         return settings
     }
 }

@@ -100,25 +100,10 @@ struct AccountOperations: Sendable {
                 if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true {
                     throw ServiceError.conflict("an account with this email already exists", reason: "email_taken")
                 }
-                let userID = Identifiers.make("usr")
-                let now = Instant.format(Date())
-                try db.execute(
-                    sql: """
-                        INSERT INTO user (id, email, password_hash, first_name, last_name, patronymic, birth_date,
-                                          terms_version, terms_accepted_at, active_role, created_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        userID, email, passwordHash, input.firstName, input.lastName, input.patronymic, input.birthDate,
-                        settings.termsVersion, now, Role.defaults[0].rawValue, now,
-                    ])
-                for role in Role.defaults {
-                    try db.execute(sql: "INSERT INTO user_role (user_id, role) VALUES (?, ?)", arguments: [userID, role.rawValue])
-                }
-                try AuditLog.record(db, .registered, user: userID, detail: ["method": "email"])
-                try Outbox.append(
-                    db, type: "auth.user.registered",
-                    data: ["userId": .string(userID), "roles": .array(Role.defaults.map { .string($0.rawValue) })] as JSONValue)
+                let userID = try Accounts.create(
+                    db, email: email, phone: nil, passwordHash: passwordHash, firstName: input.firstName, lastName: input.lastName,
+                    patronymic: input.patronymic, birthDate: input.birthDate, termsVersion: settings.termsVersion, method: "email",
+                    client: context.clientAddress)
                 return try issuer.open(db, userID: userID)
             }
         }
@@ -160,11 +145,11 @@ struct AccountOperations: Sendable {
             let outcome = try await pool.write { db -> Result<IssuedTokens, ServiceError> in
                 guard let account, matches else {
                     try AttemptLimiter.record(db, key: limitKey)
-                    try AuditLog.record(db, .signInFailed, user: account?.id, detail: ["method": "email"])
+                    try AuditLog.record(db, .signInFailed, user: account?.id, detail: ["method": "email"], client: context.clientAddress)
                     return .failure(.unauthenticated(Self.failedSignIn))
                 }
                 try AttemptLimiter.clear(db, key: limitKey)
-                try AuditLog.record(db, .signInSucceeded, user: account.id, detail: ["method": "email"])
+                try AuditLog.record(db, .signInSucceeded, user: account.id, detail: ["method": "email"], client: context.clientAddress)
                 return .success(try issuer.open(db, userID: account.id))
             }
             return try outcome.get()

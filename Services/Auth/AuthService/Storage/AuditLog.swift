@@ -10,6 +10,7 @@ enum AuditLog {
         case passwordChanged = "password.changed", roleSwitched = "role.switched", rolesChanged = "roles.changed"
         case sessionRevoked = "session.revoked", refreshReused = "refresh_token.reused", signedOut = "signed_out"
         case profileUpdated = "profile.updated", keyRotated = "signing_key.rotated"
+        case passwordReset = "password.reset", emailChanged = "email.changed", accountDeleted = "account.deleted"
     }
 
     static func record(

@@ -1,0 +1,230 @@
+import Foundation
+import GRDB
+import Platform
+
+/// Forgotten passwords, email changes and account deletion: flows confirmed by a code.
+///
+/// The goals spec mails a generated password; we mail a one-time reset code instead (the
+/// safer form of the same feature: no password travels by email, and the old one keeps
+/// working until the user chooses a new one).
+struct RecoveryOperations: Sendable {
+    let issuer: SessionIssuer
+    let hasher: PasswordHasher
+    let wake: MessageSender.Wake?
+    let resetCodes: OneTimeCodes
+    let confirmationCodes: OneTimeCodes
+
+    init(issuer: SessionIssuer, hasher: PasswordHasher, wake: MessageSender.Wake?, resendAfter: TimeInterval) {
+        self.issuer = issuer
+        self.hasher = hasher
+        self.wake = wake
+        resetCodes = OneTimeCodes(lifetime: 30 * 60, resendAfter: resendAfter)
+        confirmationCodes = OneTimeCodes(lifetime: 30 * 60, resendAfter: resendAfter)
+    }
+
+    var all: [ServiceOperation] { [forgot, reset, emailChangeStart, emailChangeConfirm, deletionStart, deleteAccount, adminDelete] }
+
+    struct Forgot: Codable, Sendable {
+        var email: String
+    }
+
+    var forgot: ServiceOperation {
+        let (codes, wake) = (self.resetCodes, self.wake)
+        return .task(
+            "auth.password.forgot",
+            summary: "Always answers ok. When the account exists, emails a one-time reset code valid 30 minutes (at most one a minute, five an hour).",
+            auth: .public, request: .object(["email": .string(minLength: 1, maxLength: 254)], required: ["email"]), response: .empty
+        ) { (context, input: Forgot) in
+            let email = Identifiers.email(input.email)
+            try await context.database().write { db in
+                guard try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true else { return }
+                // Limits apply silently: the answer must not tell whether the account exists.
+                do {
+                    try AttemptLimiter.check(db, key: "reset:" + email, limit: 5, window: 3_600)
+                    let code = try codes.issue(db, .passwordReset, target: email)
+                    try AttemptLimiter.record(db, key: "reset:" + email)
+                    try MessageOutbox.enqueue(
+                        db, .email, to: email, subject: "Your password reset code",
+                        body: "Your code to set a new password is \(code). It is valid for 30 minutes. If you did not ask for it, ignore this email.",
+                        wake: wake)
+                } catch let error as ServiceError where error.code == .rateLimited {
+                    context.logger.info("password reset code not sent: rate limited")
+                }
+            }
+            return Empty()
+        }
+    }
+
+    struct Reset: Codable, Sendable {
+        var email: String
+        var code: String
+        var newPassword: String
+    }
+
+    var reset: ServiceOperation {
+        let (codes, hasher, issuer) = (self.resetCodes, self.hasher, self.issuer)
+        return .task(
+            "auth.password.reset", summary: "Sets a new password with the emailed code; every session of the account is revoked.",
+            auth: .public,
+            request: .object(
+                ["email": .string(minLength: 1, maxLength: 254), "code": .string(minLength: 6, maxLength: 6), "newPassword": AuthSchemas.password],
+                required: ["email", "code", "newPassword"]),
+            response: .empty
+        ) { (context, input: Reset) in
+            if let problem = PasswordPolicy.problem(with: input.newPassword) { throw ServiceError.invalid("newPassword", problem) }
+            let email = Identifiers.email(input.email)
+            let newHash = try await hasher.hash(input.newPassword)
+            return try await context.database().write { db -> Result<Empty, ServiceError> in
+                if case .failure(let refusal) = try codes.check(db, .passwordReset, target: email, code: input.code) {
+                    return .failure(refusal.serviceError)
+                }
+                guard let userID = try String.fetchOne(db, sql: "SELECT id FROM user WHERE email = ?", arguments: [email]) else {
+                    return .failure(OneTimeCodes.Refusal.noValidCode.serviceError)
+                }
+                try db.execute(sql: "UPDATE user SET password_hash = ? WHERE id = ?", arguments: [newHash, userID])
+                try issuer.revoke(db, sessions: try SessionIssuer.live(db, userID: userID), userID: userID, reason: "password_reset")
+                try AttemptLimiter.clear(db, key: "login:" + email)
+                try AuditLog.record(db, .passwordReset, user: userID, client: context.clientAddress)
+                return .success(Empty())
+            }.get()
+        }
+    }
+
+    struct EmailChange: Codable, Sendable {
+        var newEmail: String
+    }
+
+    var emailChangeStart: ServiceOperation {
+        let (codes, wake) = (self.confirmationCodes, self.wake)
+        return .write(
+            "auth.email.change.start", summary: "Sends a confirmation code to the new address; the email changes once it is confirmed.",
+            auth: .authenticated, request: .object(["newEmail": AuthSchemas.email], required: ["newEmail"]), response: .empty
+        ) { (context, input: EmailChange, db: Database) in
+            let principal = try context.requirePrincipal()
+            let email = Identifiers.email(input.newEmail)
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true {
+                throw ServiceError.conflict("an account with this email already exists", reason: "email_taken")
+            }
+            let code = try codes.issue(db, .emailChange, target: principal.userID, detail: email)
+            try MessageOutbox.enqueue(
+                db, .email, to: email, subject: "Confirm your new email",
+                body: "Your code to confirm this email address is \(code). It is valid for 30 minutes.", wake: wake)
+            return Empty()
+        }
+    }
+
+    struct Confirm: Codable, Sendable {
+        var code: String
+    }
+
+    var emailChangeConfirm: ServiceOperation {
+        let codes = self.confirmationCodes
+        return .task(
+            "auth.email.change.confirm", summary: "Confirms the new email with its code.", auth: .authenticated,
+            request: .object(["code": .string(minLength: 6, maxLength: 6)], required: ["code"]),
+            response: AuthSchemas.profile
+        ) { (context, input: Confirm) in
+            let principal = try context.requirePrincipal()
+            return try await context.database().write { db -> Result<ProfileOperations.Profile, ServiceError> in
+                let checked = try codes.check(db, .emailChange, target: principal.userID, code: input.code)
+                guard case .success(let detail) = checked, let email = detail else {
+                    if case .failure(let refusal) = checked { return .failure(refusal.serviceError) }
+                    return .failure(OneTimeCodes.Refusal.noValidCode.serviceError)
+                }
+                if try String.fetchOne(db, sql: "SELECT id FROM user WHERE email = ?", arguments: [email]).map({ $0 != principal.userID }) == true {
+                    return .failure(.conflict("an account with this email already exists", reason: "email_taken"))
+                }
+                try db.execute(sql: "UPDATE user SET email = ? WHERE id = ?", arguments: [email, principal.userID])
+                try AuditLog.record(db, .emailChanged, user: principal.userID, client: context.clientAddress)
+                guard let profile = try ProfileOperations.Profile.load(db, id: principal.userID) else {
+                    return .failure(.notFound("no such user"))
+                }
+                return .success(profile)
+            }.get()
+        }
+    }
+
+    var deletionStart: ServiceOperation {
+        let (codes, wake) = (self.confirmationCodes, self.wake)
+        return .write(
+            "auth.account.delete.start",
+            summary: "Sends a code confirming account deletion, by SMS when the account has a phone, else by email (for accounts without a password).",
+            auth: .authenticated, request: .empty, response: .empty
+        ) { (context, _: Empty, db: Database) in
+            let principal = try context.requirePrincipal()
+            guard let row = try Row.fetchOne(db, sql: "SELECT email, phone FROM user WHERE id = ?", arguments: [principal.userID]) else {
+                throw ServiceError.notFound("no such user")
+            }
+            let code = try codes.issue(db, .accountDeletion, target: principal.userID)
+            let text = "Your code to delete your account is \(code). It is valid for 30 minutes."
+            if let phone = row["phone"] as String? {
+                try MessageOutbox.enqueue(db, .sms, to: phone, body: text, wake: wake)
+            } else if let email = row["email"] as String? {
+                try MessageOutbox.enqueue(db, .email, to: email, subject: "Confirm account deletion", body: text, wake: wake)
+            } else {
+                throw ServiceError.conflict("the account has no phone or email to send a code to", reason: "no_contact")
+            }
+            return Empty()
+        }
+    }
+
+    struct Deletion: Codable, Sendable {
+        var password: String?
+        var code: String?
+    }
+
+    var deleteAccount: ServiceOperation {
+        let (codes, hasher, issuer) = (self.confirmationCodes, self.hasher, self.issuer)
+        return .task(
+            "auth.account.delete",
+            summary: "Deletes the caller's account, confirmed by the password or by the code of auth.account.delete.start. Publishes auth.user.deleted.",
+            auth: .authenticated,
+            request: .object(["password": AuthSchemas.password, "code": .string(minLength: 6, maxLength: 6)]),
+            response: .empty
+        ) { (context, input: Deletion) in
+            let principal = try context.requirePrincipal()
+            let pool = try context.database()
+            if let password = input.password {
+                let stored = try await pool.read { db in
+                    try String.fetchOne(db, sql: "SELECT password_hash FROM user WHERE id = ?", arguments: [principal.userID])
+                }
+                guard let stored, await hasher.verify(password, against: stored) else {
+                    throw ServiceError.invalid("password", "is not your password")
+                }
+            } else if input.code == nil {
+                throw ServiceError.validationFailed(["password": "give the password or a code", "code": "give the password or a code"])
+            }
+            return try await pool.write { db -> Result<Empty, ServiceError> in
+                if input.password == nil, let code = input.code,
+                    case .failure(let refusal) = try codes.check(db, .accountDeletion, target: principal.userID, code: code)
+                {
+                    return .failure(refusal.serviceError)
+                }
+                try Accounts.delete(db, userID: principal.userID, actor: principal.userID, issuer: issuer, client: context.clientAddress)
+                return .success(Empty())
+            }.get()
+        }
+    }
+
+    struct AdminDeletion: Codable, Sendable {
+        var userId: String
+    }
+
+    var adminDelete: ServiceOperation {
+        let issuer = self.issuer
+        return .write(
+            "auth.admin.users.delete", summary: "Deletes a user (admins). Publishes auth.user.deleted.", auth: AdminOperations.admin,
+            request: .object(["userId": .string(maxLength: 100)], required: ["userId"]), response: .empty
+        ) { (context, input: AdminDeletion, db: Database) in
+            let admin = try context.requirePrincipal()
+            guard input.userId != admin.userID else {
+                throw ServiceError.conflict("use auth.account.delete to delete your own account", reason: "self_deletion")
+            }
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE id = ?", arguments: [input.userId]) == true else {
+                throw ServiceError.notFound("no such user")
+            }
+            try Accounts.delete(db, userID: input.userId, actor: admin.userID, issuer: issuer, client: context.clientAddress)
+            return Empty()
+        }
+    }
+}

@@ -1,0 +1,325 @@
+import Foundation
+import GRDB
+import Logging
+import Platform
+import SharedTesting
+import Synchronization
+import Testing
+
+@testable import AuthService
+
+/// The fake SMTP relay, SMS webhook and Graph API of `Fixtures/fake_providers.py`, on
+/// loopback ports of their own.
+final class FakeProviders: Sendable {
+    let smtpPort = TestEnvironment.freePort()
+    let httpPort = TestEnvironment.freePort()
+    let folder: TemporaryDirectory
+    let process: ChildProcess
+
+    init() async throws {
+        folder = try TemporaryDirectory(prefix: "providers")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/fake_providers.py")
+        process = try ChildProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/env"),
+            arguments: ["python3", script.path, String(smtpPort), String(httpPort), folder.path], environment: [:],
+            logFile: folder.url.appendingPathComponent("providers.log"))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !process.output.contains("ready") {
+            guard ContinuousClock.now < deadline, process.isRunning else { throw TestStackError("fake providers did not start: \(process.output)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    var environment: [String: String] {
+        [
+            "BACKEND_AUTH_EMAIL_TRANSPORT": "smtp", "BACKEND_AUTH_SMTP_URL": "smtp://127.0.0.1:\(smtpPort)",
+            "BACKEND_AUTH_SMTP_FROM": "no-reply@goals.example", "BACKEND_AUTH_SMS_TRANSPORT": "http",
+            "BACKEND_AUTH_SMS_URL": "http://127.0.0.1:\(httpPort)/sms", "BACKEND_AUTH_SMS_TOKEN": "sms-secret",
+            "BACKEND_AUTH_FACEBOOK_GRAPH_URL": "http://127.0.0.1:\(httpPort)/v19.0", "BACKEND_AUTH_FACEBOOK_APP_ID": "test-app",
+            "BACKEND_AUTH_FACEBOOK_APP_SECRET": "test-secret",
+        ]
+    }
+
+    /// The files the fake wrote whose name starts with `prefix`, oldest first.
+    func files(_ prefix: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasPrefix(prefix) && !$0.hasSuffix(".tmp") }
+            .sorted { (Int($0.split(separator: "-")[1].split(separator: ".")[0]) ?? 0) < (Int($1.split(separator: "-")[1].split(separator: ".")[0]) ?? 0) }
+            .compactMap { try? String(contentsOfFile: folder.url.appendingPathComponent($0).path, encoding: .utf8) }
+    }
+
+    func stop() async {
+        await process.stop(grace: .seconds(3))
+        folder.remove()
+    }
+}
+
+/// Reads codes from what auth sent.
+enum Messages {
+    /// The messages the `file` transport wrote, oldest first.
+    static func outbox(_ stack: TestStack) -> [OutgoingMessage] {
+        let folder = stack.configuration.dataDirectoryURL.appendingPathComponent("outbox")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }
+            .compactMap { try? WireJSON.decode(OutgoingMessage.self, from: Data(contentsOf: folder.appendingPathComponent($0))) }
+            .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    /// Waits for the `count`-th message to `recipient` and returns its 6-digit code.
+    static func code(to recipient: String, number count: Int = 1, in stack: TestStack) async throws -> String {
+        for _ in 0..<200 {
+            let messages = outbox(stack).filter { $0.recipient == recipient }
+            if messages.count >= count, let code = sixDigits(in: messages[count - 1].body) { return code }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw TestStackError("no message number \(count) to \(recipient)")
+    }
+
+    static func sixDigits(in text: String) -> String? {
+        text.firstMatch(of: /\b(\d{6})\b/).map { String($0.1) }
+    }
+}
+
+@Suite("Auth by phone, recovery and account deletion")
+struct AuthMessagingTests {
+    static let environment = AuthFlowTests.environment.merging([
+        "BACKEND_AUTH_SMS_CODE_TTL_S": "2", "BACKEND_AUTH_CODE_RESEND_S": "0",
+    ]) { _, new in new }
+
+    static func startPhone(_ stack: TestStack, _ phone: String) async throws -> Reply.Parsed {
+        try await stack.client.call(
+            "auth.phone.start", data: ["phone": .string(phone), "challenge": try await AuthFlowTests.solvedChallenge(stack)])
+    }
+
+    @Test("phone sign-in: code by SMS, registration on first use, wrong codes, expiry")
+    func phoneSignIn() async throws {
+        try await TestStack.with(services: ["auth"], extraEnvironment: Self.environment) { stack in
+            let phone = "+79161234567"
+            let started = try await Self.startPhone(stack, phone)
+            #expect(started.data == ["resendAfterMs": 0, "expiresInMs": 2000])
+            let code = try await Messages.code(to: phone, in: stack)
+
+            let noProfile = try await stack.client.call("auth.phone.verify", data: ["phone": .string(phone), "code": .string(code)])
+            #expect(noProfile.error?.fields["profile"] != nil)
+            let profile: JSONValue = ["firstName": "Ivan", "lastName": "Rider", "birthDate": "1995-07-01"]
+            let signedUp = try await stack.client.call(
+                "auth.phone.verify", data: ["phone": .string(phone), "code": .string(code), "profile": profile])
+            #expect(signedUp.ok)
+            let token = try #require(signedUp.data?["accessToken"]?.stringValue)
+            #expect(try await stack.client.call("auth.profile.get", token: token, idempotent: true).data?["phone"] == .string(phone))
+            // Single use.
+            let reused = try await stack.client.call("auth.phone.verify", data: ["phone": .string(phone), "code": .string(code)])
+            #expect(reused.error?.code == .validationFailed)
+
+            // Wrong five times: the code is void even when the right one comes next.
+            _ = try await Self.startPhone(stack, phone)
+            let second = try await Messages.code(to: phone, number: 2, in: stack)
+            let wrong = second == "000000" ? "111111" : "000000"
+            for attempt in 1...5 {
+                let reply = try await stack.client.call("auth.phone.verify", data: ["phone": .string(phone), "code": .string(wrong)])
+                #expect(reply.error?.code == (attempt < 5 ? .validationFailed : .rateLimited), "attempt \(attempt)")
+            }
+            let afterFive = try await stack.client.call("auth.phone.verify", data: ["phone": .string(phone), "code": .string(second)])
+            #expect(afterFive.error?.code == .rateLimited)
+
+            // Expired (the test stack's codes live 2 s).
+            _ = try await Self.startPhone(stack, phone)
+            let third = try await Messages.code(to: phone, number: 3, in: stack)
+            try await Task.sleep(for: .milliseconds(2_200))
+            let expired = try await stack.client.call("auth.phone.verify", data: ["phone": .string(phone), "code": .string(third)])
+            #expect(expired.error?.code == .validationFailed)
+
+            // A known number signs in without a profile.
+            _ = try await Self.startPhone(stack, phone)
+            let fourth = try await Messages.code(to: phone, number: 4, in: stack)
+            let again = try await stack.client.call("auth.phone.verify", data: ["phone": .string(phone), "code": .string(fourth)])
+            #expect(again.data?["user"]?["id"] == signedUp.data?["user"]?["id"])
+        }
+    }
+
+    @Test("codes are capped per number and per client; resends wait a minute by default")
+    func phoneCaps() async throws {
+        try await TestStack.with(services: ["auth"], extraEnvironment: Self.environment) { stack in
+            for _ in 0..<5 { #expect(try await Self.startPhone(stack, "+79160000001").ok) }
+            let capped = try await Self.startPhone(stack, "+79160000001")
+            #expect(capped.error?.code == .rateLimited && capped.error?.details["retryAfterMs"] != nil)
+            // Ten numbers per client per hour: this client already asked five times.
+            for index in 2...6 { #expect(try await Self.startPhone(stack, "+7916000000\(index)").ok) }
+            #expect(try await Self.startPhone(stack, "+79160000007").error?.code == .rateLimited)
+        }
+        try await TestStack.with(services: ["auth"], extraEnvironment: AuthFlowTests.environment) { stack in
+            #expect(try await Self.startPhone(stack, "+79160000009").ok)
+            let early = try await Self.startPhone(stack, "+79160000009")
+            #expect(early.error?.code == .rateLimited)
+            #expect((early.error?.details["retryAfterMs"]?.integerValue ?? 0) > 55_000)
+        }
+    }
+
+    @Test("forgotten password: a code by email, reset revokes every session; unknown emails get the same answer")
+    func passwordReset() async throws {
+        try await TestStack.with(services: ["auth"], extraEnvironment: Self.environment) { stack in
+            let tokens = try await AuthFlowTests.register(stack, "forgetful@example.com")
+            #expect(try await stack.client.call("auth.password.forgot", data: ["email": "nobody@example.com"]).ok)
+            #expect(try await stack.client.call("auth.password.forgot", data: ["email": "Forgetful@example.com"]).ok)
+            let code = try await Messages.code(to: "forgetful@example.com", in: stack)
+            #expect(Messages.outbox(stack).allSatisfy { $0.recipient != "nobody@example.com" })
+
+            let wrong = try await stack.client.call(
+                "auth.password.reset", data: ["email": "forgetful@example.com", "code": "999999", "newPassword": "brand-new-pass"])
+            #expect(wrong.error?.code == .validationFailed || code == "999999")
+            let reset = try await stack.client.call(
+                "auth.password.reset", data: ["email": "forgetful@example.com", "code": .string(code), "newPassword": "brand-new-pass"])
+            #expect(reset.ok)
+            #expect(try await stack.client.call("auth.profile.get", token: try AuthFlowTests.token(tokens), idempotent: true).error?.code == .unauthenticated)
+            #expect(try await stack.client.call("auth.login", data: ["email": "forgetful@example.com", "password": "brand-new-pass"]).ok)
+            #expect(try await stack.client.call("auth.login", data: ["email": "forgetful@example.com", "password": "secret-pass-1"]).error?.code == .unauthenticated)
+        }
+    }
+
+    @Test("email change with a code; account deletion publishes auth.user.deleted")
+    func emailChangeAndDeletion() async throws {
+        try await TestStack.with(services: ["auth"], extraEnvironment: Self.environment) { stack in
+            let tokens = try await AuthFlowTests.register(stack, "old@example.com")
+            let token = try AuthFlowTests.token(tokens)
+            #expect(try await stack.client.call("auth.email.change.start", data: ["newEmail": "new@example.com"], token: token).ok)
+            let code = try await Messages.code(to: "new@example.com", in: stack)
+            let changed = try await stack.client.call("auth.email.change.confirm", data: ["code": .string(code)], token: token)
+            #expect(changed.data?["email"] == "new@example.com")
+
+            let refused = try await stack.client.call("auth.account.delete", data: ["password": "not-my-password"], token: token)
+            #expect(refused.error?.fields["password"] != nil)
+            #expect(try await stack.client.call("auth.account.delete", data: ["password": "secret-pass-1"], token: token).ok)
+            #expect(try await stack.client.call("auth.login", data: ["email": "new@example.com", "password": "secret-pass-1"]).error?.code == .unauthenticated)
+
+            let auth = ServiceClient(endpoint: stack.configuration.serviceEndpoints["auth"]!)
+            let events = try await auth.call("auth.events.replay", data: ["after": 0, "limit": 100], idempotent: true)
+            await auth.close()
+            guard case .array(let list)? = events.data?["events"] else {
+                Issue.record("no events")
+                return
+            }
+            let deleted = list.filter { $0["type"] == "auth.user.deleted" }
+            #expect(deleted.count == 1 && deleted.first?["data"]?["userId"] == tokens["user"]?["id"])
+            #expect(list.contains { $0["type"] == "auth.session.revoked" && $0["data"]?["reason"] == "account_deleted" })
+        }
+    }
+
+    @Test("SMTP relay, SMS webhook and the Graph API, against fake providers on loopback")
+    func realProviders() async throws {
+        let providers = try await FakeProviders()
+        do {
+            try await TestStack.with(services: ["auth"], extraEnvironment: Self.environment.merging(providers.environment) { _, new in new }) { stack in
+                // Email through SMTP.
+                _ = try await AuthFlowTests.register(stack, "mail@example.com")
+                #expect(try await stack.client.call("auth.password.forgot", data: ["email": "mail@example.com"]).ok)
+                var mails: [String] = []
+                for _ in 0..<200 where mails.isEmpty {
+                    mails = providers.files("mail-")
+                    try await Task.sleep(for: .milliseconds(25))
+                }
+                let mail = try #require(mails.first)
+                #expect(mail.contains("X-Envelope-To: <mail@example.com>") && mail.contains("Message-ID: <msg_"))
+                let code = try #require(Messages.sixDigits(in: mail))
+                #expect(
+                    try await stack.client.call(
+                        "auth.password.reset", data: ["email": "mail@example.com", "code": .string(code), "newPassword": "via-smtp-123"]
+                    ).ok)
+
+                // SMS through the webhook.
+                #expect(try await Self.startPhone(stack, "+79169999999").ok)
+                var calls: [String] = []
+                for _ in 0..<200 where calls.isEmpty {
+                    calls = providers.files("sms-")
+                    try await Task.sleep(for: .milliseconds(25))
+                }
+                let call = try JSONParser.parse(Data(try #require(calls.first).utf8))
+                #expect(call["authorization"] == "Bearer sms-secret")
+                #expect(call["idempotencyKey"]?.stringValue?.hasPrefix("msg_") == true)
+                #expect(call["body"]?["to"] == "+79169999999")
+
+                // Facebook: a new account, the same account again, links by email, refusals.
+                let anna = try await stack.client.call("auth.facebook.login", data: ["accessToken": "valid-anna"])
+                #expect(anna.ok)
+                let profile = try await stack.client.call("auth.profile.get", token: anna.data?["accessToken"]?.stringValue, idempotent: true)
+                #expect(profile.data?["email"] == "anna@example.com" && profile.data?["firstName"] == "Anna" && profile.data?["lastName"] == "Ivanova")
+                let again = try await stack.client.call("auth.facebook.login", data: ["accessToken": "valid-anna"])
+                #expect(again.data?["user"]?["id"] == anna.data?["user"]?["id"])
+                #expect(try await stack.client.call("auth.facebook.login", data: ["accessToken": "valid-noemail"]).ok)
+                #expect(try await stack.client.call("auth.facebook.login", data: ["accessToken": "forged"]).error?.code == .unauthenticated)
+                #expect(try await stack.client.call("auth.facebook.login", data: ["accessToken": "other-app"]).error?.code == .unauthenticated)
+            }
+            try await TestStack.with(services: ["auth"], extraEnvironment: Self.environment.merging(providers.environment) { _, new in new }) { stack in
+                // An existing email account is linked, not duplicated.
+                let existing = try await AuthFlowTests.register(stack, "anna@example.com")
+                let linked = try await stack.client.call("auth.facebook.login", data: ["accessToken": "valid-anna"])
+                #expect(linked.data?["user"]?["id"] == existing["user"]?["id"])
+            }
+            await providers.stop()
+        } catch {
+            await providers.stop()
+            throw error
+        }
+    }
+}
+
+/// The delivery outbox: nothing lost when sending fails or the process stops between
+/// commit and send, nothing sent twice once marked sent.
+@Suite("Message delivery")
+struct MessageDeliveryTests {
+    /// Records deliveries and fails the first `failures` attempts, like a flaky relay.
+    final class RecordingTransport: MessageTransport, Sendable {
+        let delivered = Mutex<[String]>([])
+        let failures = Mutex<Int>(0)
+        init(failures: Int) { self.failures.withLock { $0 = failures } }
+        func deliver(_ message: OutgoingMessage) throws {
+            let fail = failures.withLock { count -> Bool in
+                guard count > 0 else { return false }
+                count -= 1
+                return true
+            }
+            if fail { throw TransferError(description: "relay unavailable") }
+            delivered.withLock { $0.append(message.id) }
+        }
+    }
+
+    @Test("a failed send stays queued and is retried; a restarted sender does not resend")
+    func atLeastOnceWithoutDuplicates() throws {
+        let directory = try TemporaryDirectory()
+        let pool = try ServiceDatabase.open(
+            directory: directory.url, name: "auth", durability: .full,
+            migrations: { migrator in
+                AuthMigrations.register(in: &migrator)
+                MessageOutbox.migrate(&migrator)
+            })
+        try pool.write { db in
+            try MessageOutbox.enqueue(db, .email, to: "a@example.com", subject: "s", body: "b", wake: nil)
+            try MessageOutbox.enqueue(db, .sms, to: "+79160000000", body: "c", wake: nil)
+        }
+        var logger = Logger(label: "sender")
+        logger.logLevel = .critical
+        let flaky = RecordingTransport(failures: 1)
+        let sender = MessageSender(pool: pool, transports: [.email: flaky, .sms: flaky], wake: .init(), logger: logger)
+        sender.drainOnce()
+        #expect(flaky.delivered.withLock { $0.count } == 1)
+        // The failed one is due again later; make it due now, as time would.
+        try pool.write { db in try db.execute(sql: "UPDATE message SET next_attempt_at = 0 WHERE sent_at IS NULL") }
+        let restarted = MessageSender(pool: pool, transports: [.email: flaky, .sms: flaky], wake: .init(), logger: logger)
+        restarted.drainOnce()
+        restarted.drainOnce()
+        let delivered = flaky.delivered.withLock { $0 }
+        #expect(delivered.count == 2 && Set(delivered).count == 2)
+        #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM message WHERE sent_at IS NULL") } == 0)
+    }
+
+    @Test("the file transport writes one file per message id, whatever the retries")
+    func fileTransport() throws {
+        let directory = try TemporaryDirectory()
+        let transport = FileTransport(directory: directory.url)
+        let message = OutgoingMessage(id: "msg_1", channel: .sms, recipient: "+7", subject: "", body: "code 123456", createdAt: "t")
+        try transport.deliver(message)
+        try transport.deliver(message)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(files == ["msg_1.json"])
+        #expect(try WireJSON.decode(OutgoingMessage.self, from: Data(contentsOf: directory.url.appendingPathComponent("msg_1.json"))) == message)
+    }
+}
