@@ -23,6 +23,7 @@ var targets: [Target] = [
     .systemLibrary(
         name: "CZeroMQ", path: "Shared/CZeroMQ", pkgConfig: "libzmq",
         providers: [.apt(["libzmq3-dev"])]),
+    .systemLibrary(name: "CSystem", path: "Shared/CSystem"),
     .systemLibrary(
         name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl",
         providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -34,7 +35,7 @@ var targets: [Target] = [
     .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], path: "Shared/ZeroMQ"),
     .target(
         name: "Platform",
-        dependencies: ["ZeroMQ", "COpenSSL", "CCurl", grdb, logging, lifecycle, argumentParser],
+        dependencies: ["ZeroMQ", "COpenSSL", "CCurl", "CSystem", grdb, logging, lifecycle, argumentParser],
         path: "Shared/Platform"),
     .target(
         name: "SharedTesting", dependencies: ["Platform", "ZeroMQ", "GatewayService", grdb],

@@ -10,7 +10,7 @@ struct Ctl: AsyncParsableCommand {
         commandName: "ctl",
         abstract: "Talk to the backend through its gateway.",
         discussion: "Endpoints come from the BACKEND_* environment variables or the flags (see README).",
-        subcommands: [Call.self, Health.self, Describe.self, Events.self])
+        subcommands: [Call.self, Health.self, Describe.self, Events.self, Solve.self])
 }
 
 /// Options every subcommand shares.
@@ -237,5 +237,20 @@ func followBus(endpoint: String, prefix: String, json: Bool) {
         }
     } catch {
         FileHandle.standardError.write(Data("ctl: \(error)\n".utf8))
+    }
+}
+
+struct Solve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Solve an auth.challenge proof of work: prints the counter to send with auth.register or auth.phone.start.")
+
+    @Argument(help: "The challenge's nonce.")
+    var nonce: String
+    @Argument(help: "The challenge's difficulty (leading zero bits).")
+    var difficulty: Int
+
+    func run() throws {
+        guard (0...32).contains(difficulty) else { throw ValidationError("difficulty must be 0 to 32") }
+        print(ProofOfWork.solve(nonce: nonce, difficulty: difficulty))
     }
 }

@@ -125,6 +125,13 @@ struct AuthFlowTests {
             #expect(limited.error?.code == .rateLimited)
             let retryAfter = try #require(limited.error?.details["retryAfterMs"]?.integerValue)
             #expect(retryAfter > 0 && retryAfter <= 15 * 60 * 1000)
+            // Per client: this client has 5 failures; 15 more on other accounts reach its cap of 20.
+            for index in 0..<15 {
+                let reply = try await stack.client.call("auth.login", data: ["email": .string("guess\(index)@example.com"), "password": "wrong-pass-1"])
+                #expect(reply.error?.code == .unauthenticated)
+            }
+            let clientLimited = try await stack.client.call("auth.login", data: ["email": "someone@example.com", "password": "whatever-1"])
+            #expect(clientLimited.error?.code == .rateLimited)
         }
     }
 

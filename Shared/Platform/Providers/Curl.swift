@@ -43,11 +43,11 @@ public struct TransferError: Error, Sendable, CustomStringConvertible {
 /// Clients for external providers on libcurl (Debian's libcurl4-openssl-dev): HTTP(S)
 /// for the Graph API, SMS and payment webhooks, and SMTP for mail relays.
 ///
-/// Calls block, so they never run on the cooperative pool: the async forms hop to a
-/// dedicated queue, and the message sender calls the blocking forms on its own thread.
+/// Calls block, so they never run on the cooperative pool: the async forms hop to
+/// dedicated threads, and the message sender calls the blocking forms on its own thread.
 public enum Curl {
     private static let setUp: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
-    private static let queue = DispatchQueue(label: "provider-calls", attributes: .concurrent)
+    private static let workers = WorkerThreads(name: "provider-calls", count: 4)
 
     /// Performs an HTTP request (blocking).
     public static func perform(_ request: HTTPRequest) throws -> HTTPResponse {
@@ -85,11 +85,9 @@ public enum Curl {
         }
     }
 
-    /// Performs an HTTP request off the cooperative pool.
+    /// Performs an HTTP request on a provider-call thread, off the cooperative pool.
     public static func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try perform(request) }) }
-        }
+        try await workers.run { try perform(request) }
     }
 
     /// An email for ``sendMail(_:)``.

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import CZeroMQ
+import CSystem
 
 #if canImport(Glibc)
 import Glibc

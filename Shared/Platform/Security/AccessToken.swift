@@ -139,8 +139,8 @@ public final class AccessTokenVerifier: TokenVerifier, Sendable {
             throw .unauthenticated("the access token is not signed with EdDSA")
         }
         guard let key = keys.withLock({ $0[keyID] }) else { throw .unauthenticated("the access token is signed by an unknown key") }
-        let signingInput = Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
-        guard key.isValidSignature(signature, for: signingInput) else {
+        let signingInput = token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)
+        guard key.isValidSignature(signature, for: Array(signingInput)) else {
             throw .unauthenticated("the access token signature is not valid")
         }
         guard let claims = AccessTokenClaims(json: payload) else { throw .unauthenticated("the access token claims are malformed") }

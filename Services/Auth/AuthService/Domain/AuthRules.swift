@@ -53,34 +53,6 @@ public struct SessionPolicy: Sendable, Equatable {
     }
 }
 
-/// Proof of work against bots: find a counter such that SHA-256(nonce ":" counter) starts
-/// with `difficulty` zero bits.
-public enum ProofOfWork {
-    /// Whether `counter` solves the challenge `nonce` at `difficulty`.
-    public static func isSolved(nonce: String, counter: UInt64, difficulty: Int) -> Bool {
-        leadingZeroBits(Digest.sha256(Array("\(nonce):\(counter)".utf8))) >= difficulty
-    }
-
-    /// Finds a solution (what a client does; used by tests and tools).
-    public static func solve(nonce: String, difficulty: Int) -> UInt64 {
-        var counter: UInt64 = 0
-        while !isSolved(nonce: nonce, counter: counter, difficulty: difficulty) { counter += 1 }
-        return counter
-    }
-
-    static func leadingZeroBits(_ bytes: [UInt8]) -> Int {
-        var count = 0
-        for byte in bytes {
-            if byte == 0 {
-                count += 8
-                continue
-            }
-            return count + byte.leadingZeroBitCount
-        }
-        return count
-    }
-}
-
 /// Normalized identifiers.
 public enum Identifiers {
     /// Emails compare case-insensitively: stored trimmed and lowercased.

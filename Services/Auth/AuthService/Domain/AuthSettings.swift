@@ -18,6 +18,8 @@ public struct AuthSettings: Sendable, Equatable {
     public var codeResendInterval: TimeInterval = 60
     /// Failed sign-ins per account allowed in 15 minutes before `rate_limited`.
     public var failedSignInLimit = 5
+    /// Failed sign-ins per client address allowed in 15 minutes.
+    public var failedSignInLimitPerClient = 20
     /// How emails leave (`BACKEND_AUTH_EMAIL_TRANSPORT`: `file` (default) or `smtp`).
     public var emailTransport = "file"
     /// How SMS leave (`BACKEND_AUTH_SMS_TRANSPORT`: `file` (default) or `http`).

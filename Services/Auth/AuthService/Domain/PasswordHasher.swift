@@ -5,9 +5,10 @@ import Platform
 /// Password hashing with scrypt (OpenSSL `EVP_PBE_scrypt`).
 ///
 /// Stored form: `scrypt$<log2 N>$<r>$<p>$<salt base64url>$<hash base64url>`, so the cost
-/// can be raised later and old hashes still verify. Hashing runs on its own threads,
-/// at most two at a time (each takes 128 MiB at N=2^17), never on the cooperative pool
-/// nor the socket thread; sign-ins queue there while everything else keeps answering.
+/// can be raised later and old hashes still verify. Hashing runs on two dedicated
+/// threads (each hash takes 128 MiB at N=2^17), never on the cooperative pool, the
+/// dispatch queues nor the socket thread: sign-ins queue there while everything else
+/// keeps answering.
 public struct PasswordHasher: Sendable {
     /// log2 of scrypt's N; 17 (N=2^17) is the minimum for production.
     public let logN: Int
@@ -21,8 +22,8 @@ public struct PasswordHasher: Sendable {
         self.logN = logN
     }
 
-    private static let slots = DispatchSemaphore(value: 2)
-    private static let queue = DispatchQueue(label: "password-hashing", attributes: .concurrent)
+    /// Two hashing threads: each hash takes 128 MiB at N=2^17 and a core for ~0.3 s.
+    private static let workers = WorkerThreads(name: "password-hashing", count: 2, niceness: 15)
 
     /// Hashes a password with a new random salt.
     public func hash(_ password: String) async throws -> String {
@@ -52,13 +53,7 @@ public struct PasswordHasher: Sendable {
     }
 
     private static func run(_ work: @escaping @Sendable () throws -> [UInt8]) async throws -> [UInt8] {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async {
-                slots.wait()
-                defer { slots.signal() }
-                continuation.resume(with: Result { try work() })
-            }
-        }
+        try await workers.run(work)
     }
 
     private static func scrypt(_ password: String, salt: [UInt8], logN: Int, r: Int, p: Int) throws -> [UInt8] {

@@ -118,7 +118,7 @@ struct AccountOperations: Sendable {
         let (issuer, hasher, settings) = (self.issuer, self.hasher, self.settings)
         return .task(
             "auth.login",
-            summary: "Signs in with email and password. One message for unknown email and wrong password; repeated failures are rate_limited with retryAfterMs. Ignores idem.",
+            summary: "Signs in with email and password. One message for unknown email and wrong password; after 5 failures per account or 20 per client address in 15 minutes, rate_limited with retryAfterMs. Ignores idem.",
             auth: .public,
             request: .object(["email": .string(minLength: 1, maxLength: 254), "password": AuthSchemas.password], required: ["email", "password"]),
             response: AuthSchemas.tokens
@@ -126,8 +126,13 @@ struct AccountOperations: Sendable {
             let email = Identifiers.email(input.email)
             let pool = try context.database()
             let limitKey = "login:" + email
-            let account = try await pool.write { db -> (id: String, hash: String)? in
+            // Failures count per account and, through the gateway, per client address.
+            let clientKey = context.clientAddress.map { "login-client:" + $0 }
+            let account = try await pool.read { db -> (id: String, hash: String)? in
                 try AttemptLimiter.check(db, key: limitKey, limit: settings.failedSignInLimit, window: 15 * 60)
+                if let clientKey {
+                    try AttemptLimiter.check(db, key: clientKey, limit: settings.failedSignInLimitPerClient, window: 15 * 60)
+                }
                 guard let row = try Row.fetchOne(
                     db, sql: "SELECT id, password_hash FROM user WHERE email = ?", arguments: [email]),
                     let hash = row["password_hash"] as String?
@@ -145,6 +150,7 @@ struct AccountOperations: Sendable {
             let outcome = try await pool.write { db -> Result<IssuedTokens, ServiceError> in
                 guard let account, matches else {
                     try AttemptLimiter.record(db, key: limitKey)
+                    if let clientKey { try AttemptLimiter.record(db, key: clientKey) }
                     try AuditLog.record(db, .signInFailed, user: account?.id, detail: ["method": "email"], client: context.clientAddress)
                     return .failure(.unauthenticated(Self.failedSignIn))
                 }
