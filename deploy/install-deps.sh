@@ -13,6 +13,9 @@ for module in libzmq:libzmq3-dev sqlite3:libsqlite3-dev libcrypto:libssl-dev lib
   fi
 done
 
+# The tests' fake SMTP relay, SMS webhook and Graph API are small Python scripts.
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   sudo=""
