@@ -67,6 +67,9 @@ var targets: [Target] = [
         name: "AuthTests", dependencies: ["AuthService", "Platform", "SharedTesting", grdb, logging, lifecycle],
         path: "Tests/AuthTests", exclude: ["Fixtures"]),
     .testTarget(
+        name: "BookingTests", dependencies: ["BookingService", "AuthService", "Platform", "SharedTesting", grdb, logging, lifecycle],
+        path: "Tests/BookingTests"),
+    .testTarget(
         name: "IntegrationTests",
         dependencies: ["Platform", "ZeroMQ", "SharedTesting"],
         path: "Tests/IntegrationTests"),

@@ -1,0 +1,188 @@
+import Foundation
+import Platform
+
+/// A calendar date in the park's time zone (`YYYY-MM-DD`).
+public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
+    public var year: Int
+    public var month: Int
+    public var day: Int
+
+    /// Parses `YYYY-MM-DD`; `nil` for anything else or a date that does not exist.
+    public init?(_ text: String) {
+        guard let components = Formats.date(text), let year = components.year, let month = components.month,
+            let day = components.day
+        else { return nil }
+        self.init(year: year, month: month, day: day)
+    }
+
+    /// Creates a date (not checked).
+    public init(year: Int, month: Int, day: Int) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    public var description: String { String(format: "%04d-%02d-%02d", year, month, day) }
+
+    public static func < (lhs: LocalDate, rhs: LocalDate) -> Bool {
+        (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
+    }
+
+    /// The next day.
+    public func adding(days: Int) -> LocalDate {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let date = calendar.date(from: DateComponents(year: year, month: month, day: day + days))!
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return LocalDate(year: parts.year!, month: parts.month!, day: parts.day!)
+    }
+
+    /// 1 = Monday ... 7 = Sunday (ISO 8601).
+    public var isoWeekday: Int {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let date = calendar.date(from: DateComponents(year: year, month: month, day: day))!
+        let weekday = calendar.component(.weekday, from: date)  // 1 = Sunday
+        return weekday == 1 ? 7 : weekday - 1
+    }
+}
+
+/// Opening hours of one day, in minutes after local midnight: `[open, close)`.
+public struct OpeningHours: Sendable, Hashable, Codable {
+    public var open: Int
+    public var close: Int
+
+    public init(open: Int, close: Int) {
+        self.open = open
+        self.close = close
+    }
+}
+
+/// One bookable slot: its local wall-clock start and its real instants.
+public struct Slot: Sendable, Hashable {
+    /// The local date.
+    public var date: LocalDate
+    /// Local start, minutes after midnight.
+    public var localStart: Int
+    /// Local end, minutes after midnight.
+    public var localEnd: Int
+    /// The instant it starts.
+    public var start: Date
+    /// The instant it ends.
+    public var end: Date
+
+    /// `HH:MM` of a minute of the day.
+    public static func clock(_ minutes: Int) -> String { String(format: "%02d:%02d", minutes / 60, minutes % 60) }
+}
+
+/// When the park is open and how its time is cut into slots: pure rules, no storage.
+public struct ParkSchedule: Sendable, Hashable {
+    /// The park's IANA time zone.
+    public var timeZone: TimeZone
+    /// Opening hours per ISO weekday (1 = Monday); a missing day is closed.
+    public var weekly: [Int: OpeningHours]
+    /// Dates with other hours (`nil`: closed that day).
+    public var exceptions: [LocalDate: OpeningHours?]
+    /// Slot length in minutes.
+    public var slotMinutes: Int
+
+    public init(timeZone: TimeZone, weekly: [Int: OpeningHours], exceptions: [LocalDate: OpeningHours?] = [:], slotMinutes: Int) {
+        self.timeZone = timeZone
+        self.weekly = weekly
+        self.exceptions = exceptions
+        self.slotMinutes = slotMinutes
+    }
+
+    /// The hours of `date`, exceptions first.
+    public func hours(on date: LocalDate) -> OpeningHours? {
+        if let exception = exceptions[date] { return exception }
+        return weekly[date.isoWeekday]
+    }
+
+    /// The slots of `date`, in order. Each lasts `slotMinutes` of real time from its
+    /// start. A local start that does not exist (the hour skipped when clocks go forward)
+    /// is left out; a local start that happens twice (clocks going back) is one slot, at
+    /// its first occurrence.
+    public func slots(on date: LocalDate) -> [Slot] {
+        guard let hours = hours(on: date), slotMinutes > 0 else { return [] }
+        var slots: [Slot] = []
+        var minute = hours.open
+        while minute + slotMinutes <= hours.close {
+            if let start = instant(date, minute) {
+                let end = start.addingTimeInterval(TimeInterval(slotMinutes * 60))
+                slots.append(Slot(date: date, localStart: minute, localEnd: minute + slotMinutes, start: start, end: end))
+            }
+            minute += slotMinutes
+        }
+        return slots
+    }
+
+    /// The slot of `date` starting at local `minute`, if it is on the grid.
+    public func slot(on date: LocalDate, startingAt minute: Int) -> Slot? {
+        slots(on: date).first { $0.localStart == minute }
+    }
+
+    /// The slot that starts at `instant`, if any.
+    public func slot(startingAt instant: Date) -> Slot? {
+        let date = localDate(of: instant)
+        return slots(on: date).first { $0.start == instant }
+    }
+
+    /// The local date of an instant in the park's zone.
+    public func localDate(of instant: Date) -> LocalDate {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let parts = calendar.dateComponents([.year, .month, .day], from: instant)
+        return LocalDate(year: parts.year!, month: parts.month!, day: parts.day!)
+    }
+
+    /// The instant of a local wall-clock time, or `nil` when that time does not exist.
+    func instant(_ date: LocalDate, _ minute: Int) -> Date? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        let wanted = DateComponents(year: date.year, month: date.month, day: date.day, hour: minute / 60, minute: minute % 60)
+        guard minute < 24 * 60, let candidate = calendar.date(from: wanted) else {
+            // Midnight at the end of the day is the next day's 00:00.
+            guard minute == 24 * 60 else { return nil }
+            return instant(date.adding(days: 1), 0)
+        }
+        let back = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: candidate)
+        // A time in the skipped hour comes back as another time: it does not exist.
+        guard back.year == date.year, back.month == date.month, back.day == date.day,
+            back.hour == minute / 60, back.minute == minute % 60
+        else { return nil }
+        return candidate
+    }
+}
+
+/// The park's rule for late cancellations (WAKEPARKBY 3.1.1.4).
+public struct LateCancellationPolicy: Sendable, Hashable, Codable {
+    /// What happens to a late cancellation or a no-show.
+    public enum Sanction: String, Sendable, Hashable, Codable {
+        /// The session (or the price) is kept by the park.
+        case forfeit
+        /// Nothing: the session is returned as for a timely cancellation.
+        case none
+    }
+
+    /// A cancellation is free when strictly more than this many seconds remain (7,200).
+    public var freeCancellationSeconds: Int64
+    /// The sanction otherwise.
+    public var sanction: Sanction
+
+    /// The park's default: more than two hours before, free; otherwise forfeited.
+    public static let standard = LateCancellationPolicy(freeCancellationSeconds: 7_200, sanction: .forfeit)
+
+    public init(freeCancellationSeconds: Int64, sanction: Sanction) {
+        self.freeCancellationSeconds = freeCancellationSeconds
+        self.sanction = sanction
+    }
+
+    /// Whether cancelling at `now` a booking that starts at `start` is late. Exactly two
+    /// hours before is late: the spec says "more than two hours" for a free cancellation.
+    public func isLate(start: Date, now: Date) -> Bool {
+        let remainingMilliseconds = Int64(((start.timeIntervalSince1970 - now.timeIntervalSince1970) * 1000).rounded())
+        return remainingMilliseconds <= freeCancellationSeconds * 1000
+    }
+}
+

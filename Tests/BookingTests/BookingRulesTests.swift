@@ -1,0 +1,74 @@
+import Foundation
+import Platform
+import Testing
+
+@testable import BookingService
+
+@Suite("Booking rules")
+struct BookingRulesTests {
+    func schedule(_ zone: String, open: Int = 9 * 60, close: Int = 21 * 60, slot: Int = 60) -> ParkSchedule {
+        ParkSchedule(
+            timeZone: TimeZone(identifier: zone)!, weekly: Dictionary(uniqueKeysWithValues: (1...7).map { ($0, OpeningHours(open: open, close: close)) }),
+            slotMinutes: slot)
+    }
+
+    @Test("an ordinary day is cut into slots with local and UTC times")
+    func ordinaryDay() throws {
+        let minsk = schedule("Europe/Minsk")
+        let slots = minsk.slots(on: try #require(LocalDate("2026-07-01")))
+        #expect(slots.count == 12)
+        #expect(Slot.clock(slots[0].localStart) == "09:00")
+        #expect(Instant.format(slots[0].start) == "2026-07-01T06:00:00.000Z")  // UTC+3
+        #expect(Instant.format(slots[11].end) == "2026-07-01T18:00:00.000Z")
+    }
+
+    @Test("spring forward: the skipped hour has no slot")
+    func springForward() throws {
+        let berlin = schedule("Europe/Berlin", open: 0, close: 6 * 60)
+        let slots = berlin.slots(on: try #require(LocalDate("2026-03-29")))
+        #expect(slots.map { Slot.clock($0.localStart) } == ["00:00", "01:00", "03:00", "04:00", "05:00"])
+        #expect(Instant.format(slots[1].start) == "2026-03-29T00:00:00.000Z")
+        #expect(Instant.format(slots[2].start) == "2026-03-29T01:00:00.000Z")
+    }
+
+    @Test("fall back: the repeated hour is one slot, each slot an hour of real time")
+    func fallBack() throws {
+        let berlin = schedule("Europe/Berlin", open: 0, close: 5 * 60)
+        let slots = berlin.slots(on: try #require(LocalDate("2026-10-25")))
+        #expect(slots.count == 5)
+        #expect(slots.allSatisfy { $0.end.timeIntervalSince($0.start) == 3_600 })
+        #expect(Instant.format(slots[2].start) == "2026-10-25T00:00:00.000Z")  // 02:00 CEST, the first occurrence
+        #expect(Instant.format(slots[3].start) == "2026-10-25T02:00:00.000Z")  // 03:00 CET
+    }
+
+    @Test("exceptions override the weekly hours; a missing day is closed")
+    func exceptions() throws {
+        var park = schedule("Europe/Minsk")
+        park.weekly[7] = nil
+        let holiday = try #require(LocalDate("2026-07-03"))
+        park.exceptions[holiday] = .some(nil)
+        park.exceptions[try #require(LocalDate("2026-07-04"))] = OpeningHours(open: 10 * 60, close: 12 * 60)
+        #expect(park.slots(on: holiday).isEmpty)
+        #expect(park.slots(on: try #require(LocalDate("2026-07-04"))).count == 2)
+        #expect(park.slots(on: try #require(LocalDate("2026-07-05"))).isEmpty)  // a Sunday
+        #expect(try #require(LocalDate("2026-07-05")).isoWeekday == 7)
+    }
+
+    @Test("cancellation: strictly more than two hours before is free, to the second")
+    func lateCancellationBoundary() {
+        let policy = LateCancellationPolicy.standard
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        #expect(!policy.isLate(start: start, now: start.addingTimeInterval(-7_201)))
+        #expect(!policy.isLate(start: start, now: start.addingTimeInterval(-7_200.001)))
+        #expect(policy.isLate(start: start, now: start.addingTimeInterval(-7_200)))
+        #expect(policy.isLate(start: start, now: start.addingTimeInterval(-60)))
+    }
+
+    @Test("money adds within one currency, never across or past Int64")
+    func money() {
+        let price = Money(minor: 2_500, currency: "BYN")
+        #expect(price.adding(Money(minor: 500, currency: "BYN")) == Money(minor: 3_000, currency: "BYN"))
+        #expect(price.adding(Money(minor: 500, currency: "RUB")) == nil)
+        #expect(Money(minor: .max, currency: "BYN").adding(price) == nil)
+    }
+}
