@@ -1,17 +1,68 @@
+import Foundation
+import GRDB
 import Platform
 
-/// The booking service: wAKEPARKBY: training slots at the wake park, prepaid passes, cancellation rules.
+/// The booking service (WAKEPARKBY): training slots on the park's cables, prepaid passes,
+/// cancellation rules and the staff's day.
 ///
-/// Durability: `synchronous=FULL`, because bookings and the pass ledger must survive power loss.
+/// Durability: `synchronous=FULL`, because bookings and the pass ledger must survive
+/// power loss.
 public enum BookingService {
     /// The service's name: the first segment of its operations and its database file.
     public static let name = "booking"
 
-    /// Everything the runtime needs to run the service.
-    public static var definition: ServiceDefinition {
-        ServiceDefinition(
+    static let bookingEvent = JSONSchema.object(
+        [
+            "bookingId": .string(), "userId": .string(), "cable": .string(), "start": .string(format: .dateTime),
+            "end": .string(format: .dateTime), "date": .string(format: .date), "localStart": .string(format: .time), "status": .string(),
+            "reason": .string(),
+        ], required: ["bookingId", "userId", "cable", "start", "end", "status"])
+
+    static let events = [
+        EventDescription("booking.created", summary: "A rider booked a slot (reminders can notify two hours before).", data: bookingEvent),
+        EventDescription("booking.cancelled", summary: "A rider cancelled in time; the session or money was returned.", data: bookingEvent),
+        EventDescription("booking.late_cancelled", summary: "A rider cancelled late; the booking's sanction applies.", data: bookingEvent),
+        EventDescription("booking.cancelled_by_park", summary: "The park cancelled a booking; full refund, the rider should be notified.", data: bookingEvent),
+        EventDescription("booking.attended", summary: "Staff marked the rider present.", data: bookingEvent),
+        EventDescription("booking.no_show", summary: "Staff marked the rider absent; the booking's sanction applies.", data: bookingEvent),
+        EventDescription("booking.sanction_changed", summary: "Staff waived or applied a sanction.", data: bookingEvent),
+        EventDescription(
+            "booking.pass.topped_up", summary: "A pass top-up settled.",
+            data: .object(
+                ["userId": .string(), "payment": .string(), "package": .string(), "sessions": .integer(), "credit": .integer()],
+                required: ["userId", "payment", "package"])),
+    ]
+
+    /// Removes a deleted user's personal link: future bookings are cancelled (their places
+    /// freed), past ones and the ledger keep anonymous entries, the pass goes.
+    static let userDeleted = EventSubscription(source: "auth", types: ["auth.user.deleted"]) { db, event in
+        guard let user = event.data["userId"]?.stringValue else { return }
+        let anonymous = "deleted"
+        let now = Instant.format(Date())
+        try db.execute(
+            sql: "UPDATE booking SET status = 'cancelled', cancelled_at = ? WHERE user_id = ? AND status = 'booked' AND start_at > ?",
+            arguments: [now, user, now])
+        try db.execute(sql: "UPDATE booking SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])
+        try db.execute(sql: "UPDATE ledger SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])
+        try db.execute(sql: "UPDATE payment SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])
+        try db.execute(sql: "DELETE FROM pass WHERE user_id = ?", arguments: [user])
+    }
+
+    /// The definition; riders' names come from auth at `authEndpoint`.
+    public static func definition(authEndpoint: String?, payments: any PaymentProvider = DevPaymentProvider()) -> ServiceDefinition {
+        let directory = RiderDirectory(client: authEndpoint.map { ServiceClient(endpoint: $0, name: "booking-riders") })
+        return ServiceDefinition(
             name: name,
-            summary: "WAKEPARKBY: training slots at the wake park, prepaid passes, cancellation rules.",
-            durability: .full)
+            summary: "WAKEPARKBY: training slots on the park's cables (reverses), prepaid passes, cancellation rules, the staff's day.",
+            durability: .full,
+            operations: RiderOperations(payments: payments).all + StaffOperations(riders: directory).all,
+            events: events,
+            subscriptions: [userDeleted],
+            migrations: { BookingMigrations.register(in: &$0) })
+    }
+
+    /// The definition for the process.
+    public static func definition(configuration: PlatformConfiguration) -> ServiceDefinition {
+        definition(authEndpoint: configuration.serviceEndpoints["auth"])
     }
 }

@@ -2,4 +2,5 @@
 import BookingService
 import Platform
 
-await ServiceMain.run(BookingService.definition, options: PlatformOptions.parseOrExit())
+let options = PlatformOptions.parseOrExit()
+await ServiceMain.run(BookingService.definition(configuration: ProcessSetup.configuration(options)), options: options)

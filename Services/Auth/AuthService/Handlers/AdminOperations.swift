@@ -7,7 +7,7 @@ struct AdminOperations: Sendable {
     let issuer: SessionIssuer
     let keys: SigningKeys
 
-    var all: [ServiceOperation] { [usersList, usersCount, rolesGrant, rolesRevoke, auditList, keysDocument, rotateKeys, bootstrapAdmin] }
+    var all: [ServiceOperation] { [usersList, usersCount, rolesGrant, rolesRevoke, auditList, keysDocument, rotateKeys, bootstrapAdmin, usersGet] }
 
     static let admin = AuthRule.anyRole([Role.admin.rawValue])
 
@@ -238,6 +238,34 @@ struct AdminOperations: Sendable {
             try db.execute(sql: "INSERT OR IGNORE INTO user_role (user_id, role) VALUES (?, 'admin')", arguments: [id])
             try AuditLog.record(db, .rolesChanged, user: id, actor: "operator", detail: ["granted": "admin"])
             return try AccountSummary.load(db, id: id)
+        }
+    }
+
+    struct UsersGet: Codable, Sendable {
+        var ids: [String]
+    }
+
+    struct Contact: Codable, Sendable {
+        var id: String
+        var firstName: String
+        var lastName: String
+        var phone: String?
+    }
+
+    var usersGet: ServiceOperation {
+        .read(
+            "auth.internal.users.get", summary: "Names and phones of users by id, for other services' staff views (e.g. the wake park's day).",
+            auth: .internal, request: .object(["ids": .array(of: .string(maxLength: 100), maxItems: 500)], required: ["ids"]),
+            response: .object(["users": .array(of: .any)], required: ["users"])
+        ) { (_, input: UsersGet, db: Database) in
+            var users: [Contact] = []
+            for id in Set(input.ids) {
+                guard let row = try Row.fetchOne(db, sql: "SELECT id, first_name, last_name, phone FROM user WHERE id = ?", arguments: [id]) else {
+                    continue
+                }
+                users.append(Contact(id: row["id"], firstName: row["first_name"], lastName: row["last_name"], phone: row["phone"]))
+            }
+            return ["users": try WireJSON.value(of: users.sorted { $0.id < $1.id })] as JSONValue
         }
     }
 }

@@ -1,0 +1,401 @@
+import Foundation
+import GRDB
+import Platform
+
+/// What riders do: see free slots, book, cancel, look back, top up the pass.
+struct RiderOperations: Sendable {
+    let payments: any PaymentProvider
+
+    var all: [ServiceOperation] { [park, days, slots, create, cancel, history, passGet, passTopup] }
+
+    static let rider = AuthRule.authenticated
+
+    // MARK: The park
+
+    struct ParkView: Codable, Sendable {
+        var timeZone: String
+        var slotMinutes: Int
+        var capacity: Int
+        var minimumNoticeMinutes: Int
+        var horizonDays: Int
+        var maxBookingsPerDay: Int
+        var price: Money
+        var freeCancellationSeconds: Int64
+        var lateSanction: String
+        var cables: [Cable]
+        var packages: [Package]
+    }
+
+    var park: ServiceOperation {
+        .read(
+            "booking.park.get", summary: "The park: time zone, reverses (cables), slot length, places per slot, rules, price and pass packages.",
+            auth: .public, request: .empty, response: .any
+        ) { (_, _: Empty, db: Database) in
+            let park = try ParkConfiguration.load(db)
+            return ParkView(
+                timeZone: park.schedule.timeZone.identifier, slotMinutes: park.schedule.slotMinutes, capacity: park.capacity,
+                minimumNoticeMinutes: Int(park.minimumNotice / 60), horizonDays: park.horizonDays,
+                maxBookingsPerDay: park.maxBookingsPerDay, price: park.price,
+                freeCancellationSeconds: park.policy.freeCancellationSeconds, lateSanction: park.policy.sanction.rawValue,
+                cables: park.cables.filter(\.active), packages: try ParkConfiguration.packages(db, currency: park.price.currency))
+        }
+    }
+
+    // MARK: Availability
+
+    struct SlotView: Codable, Sendable {
+        var cable: String
+        var date: String
+        var localStart: String
+        var localEnd: String
+        var start: String
+        var end: String
+        var capacity: Int
+        var free: Int
+        /// Whether it can be booked now (not past, not inside the notice, not blocked, open for booking).
+        var bookable: Bool
+        var price: Money
+    }
+
+    /// The slots of a date with their free places, as of `now`.
+    static func availability(_ db: Database, park: ParkConfiguration, date: LocalDate, cable: String?, now: Date) throws -> [SlotView] {
+        let occupancy = try DayOccupancy.load(db, date: date)
+        let horizon = now.addingTimeInterval(TimeInterval(park.horizonDays * 86_400))
+        var views: [SlotView] = []
+        for slot in park.schedule.slots(on: date) {
+            let start = Instant.format(slot.start), end = Instant.format(slot.end)
+            for item in park.cables where item.active && (cable == nil || item.id == cable) {
+                let blocked = occupancy.isBlocked(cable: item.id, start: start, end: end)
+                let free = blocked ? 0 : max(0, park.capacity - (occupancy.taken[item.id]?[start] ?? 0))
+                let timely = slot.start >= now.addingTimeInterval(park.minimumNotice) && slot.start <= horizon
+                views.append(
+                    SlotView(
+                        cable: item.id, date: date.description, localStart: Slot.clock(slot.localStart),
+                        localEnd: Slot.clock(slot.localEnd % 1440), start: start, end: end, capacity: park.capacity, free: free,
+                        bookable: free > 0 && timely, price: park.price))
+            }
+        }
+        return views
+    }
+
+    struct DaysRequest: Codable, Sendable {
+        var from: String
+        var to: String
+    }
+
+    struct DayView: Codable, Sendable {
+        var date: String
+        var bookableSlots: Int
+    }
+
+    var days: ServiceOperation {
+        .read(
+            "booking.days", summary: "Which days between `from` and `to` (at most 62 days) have slots that can be booked now, and how many.",
+            auth: .public,
+            request: .object(["from": .string(format: .date), "to": .string(format: .date)], required: ["from", "to"]),
+            response: .object(["items": .array(of: .object(["date": .string(format: .date), "bookableSlots": .integer()]))], required: ["items"])
+        ) { (_, input: DaysRequest, db: Database) in
+            guard let from = LocalDate(input.from), let to = LocalDate(input.to) else { throw ServiceError.invalid("from", "not a date") }
+            guard from <= to else { throw ServiceError.invalid("to", "must not be before `from`") }
+            guard to <= from.adding(days: 61) else { throw ServiceError.invalid("to", "at most 62 days after `from`") }
+            let park = try ParkConfiguration.load(db)
+            var items: [DayView] = []
+            var date = from
+            let now = Date()
+            while date <= to {
+                let count = try Self.availability(db, park: park, date: date, cable: nil, now: now).filter(\.bookable).count
+                if count > 0 { items.append(DayView(date: date.description, bookableSlots: count)) }
+                date = date.adding(days: 1)
+            }
+            return ["items": try WireJSON.value(of: items)] as JSONValue
+        }
+    }
+
+    struct SlotsRequest: Codable, Sendable {
+        var date: String
+        var cable: String?
+    }
+
+    var slots: ServiceOperation {
+        .read(
+            "booking.slots",
+            summary: "The slots of a day (optionally one cable) with start and end in the park's local time and in UTC, free places and price.",
+            auth: .public,
+            request: .object(["date": .string(format: .date), "cable": .string(maxLength: 50)], required: ["date"]),
+            response: .object(["items": .array(of: .any, maxItems: 10_000)], required: ["items"])
+        ) { (_, input: SlotsRequest, db: Database) in
+            guard let date = LocalDate(input.date) else { throw ServiceError.invalid("date", "not a date") }
+            let park = try ParkConfiguration.load(db)
+            if let cable = input.cable, !park.cables.contains(where: { $0.id == cable && $0.active }) {
+                throw ServiceError.invalid("cable", "no such cable")
+            }
+            return ["items": try WireJSON.value(of: Self.availability(db, park: park, date: date, cable: input.cable, now: Date()))] as JSONValue
+        }
+    }
+
+    // MARK: Booking
+
+    struct CreateRequest: Codable, Sendable {
+        var cable: String
+        var start: String
+    }
+
+    var create: ServiceOperation {
+        .write(
+            "booking.create",
+            summary: "Books a place on a cable at a slot start (an instant with its offset). Takes one pass session, or the price from the balance. Never over capacity. Send idem: a retry books once.",
+            auth: Self.rider,
+            request: .object(["cable": .string(minLength: 1, maxLength: 50), "start": .string(format: .dateTime)], required: ["cable", "start"]),
+            response: BookingView.schema
+        ) { (context, input: CreateRequest, db: Database) in
+            let rider = try context.requirePrincipal().userID
+            let park = try ParkConfiguration.load(db)
+            guard park.cables.contains(where: { $0.id == input.cable && $0.active }) else {
+                throw ServiceError.invalid("cable", "no such cable")
+            }
+            guard let instant = Instant.parse(input.start), let slot = park.schedule.slot(startingAt: instant) else {
+                throw ServiceError.invalid("start", "not the start of a slot on the park's grid")
+            }
+            let now = Date()
+            let start = Instant.format(slot.start), end = Instant.format(slot.end)
+            if slot.start <= now { throw ServiceError.conflict("this slot has already started", reason: "past") }
+            if slot.start < now.addingTimeInterval(park.minimumNotice) {
+                throw ServiceError.conflict("bookings close \(Int(park.minimumNotice / 60)) minutes before the start", reason: "minimum_notice")
+            }
+            if slot.start > now.addingTimeInterval(TimeInterval(park.horizonDays * 86_400)) {
+                throw ServiceError.conflict("booking opens \(park.horizonDays) days ahead", reason: "not_open_yet")
+            }
+            let occupancy = try DayOccupancy.load(db, date: slot.date)
+            if occupancy.isBlocked(cable: input.cable, start: start, end: end) {
+                throw ServiceError.conflict("this slot is blocked by the park", reason: "blocked")
+            }
+            // Writes are serialized: the count and the insert below cannot interleave with
+            // another booking, so capacity holds whatever the concurrency.
+            if (occupancy.taken[input.cable]?[start] ?? 0) >= park.capacity {
+                throw ServiceError.conflict("no free place left in this slot", reason: "full")
+            }
+            if try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM booking WHERE user_id = ? AND start_at = ? AND status IN \(DayOccupancy.holding)",
+                arguments: [rider, start]) == true
+            {
+                throw ServiceError.conflict("you already have a booking at this time", reason: "already_booked")
+            }
+            let sameDay = try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM booking WHERE user_id = ? AND local_date = ? AND status IN \(DayOccupancy.holding)",
+                arguments: [rider, slot.date.description]) ?? 0
+            if sameDay >= park.maxBookingsPerDay {
+                throw ServiceError.conflict("at most \(park.maxBookingsPerDay) bookings per day", reason: "daily_limit")
+            }
+            let pass = try Row.fetchOne(db, sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?", arguments: [rider])
+            let sessions: Int64 = pass?["sessions"] ?? 0, balance: Int64 = pass?["balance_minor"] ?? 0
+            let paidWith: String
+            if sessions > 0 {
+                paidWith = "session"
+            } else if balance >= park.price.minor {
+                paidWith = "balance"
+            } else {
+                throw ServiceError.conflict("no sessions or balance left: top up the pass", reason: "no_credit")
+            }
+            let id = "bkg_" + Digest.hex(Digest.randomBytes(10))
+            try db.execute(
+                sql: """
+                    INSERT INTO booking (id, user_id, cable_id, start_at, end_at, local_date, local_start, local_end, status, paid_with,
+                                         price_minor, currency, policy_free_seconds, policy_sanction, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'booked', ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    id, rider, input.cable, start, end, slot.date.description, Slot.clock(slot.localStart), Slot.clock(slot.localEnd % 1440),
+                    paidWith, park.price.minor, park.price.currency, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue,
+                    Instant.format(now),
+                ])
+            try PassLedger.post(
+                db, user: rider, kind: "booking", sessions: paidWith == "session" ? -1 : 0,
+                amount: paidWith == "balance" ? -park.price.minor : 0, booking: id)
+            guard let booking = try BookingView.load(db, id: id) else { throw ServiceError.internal(ref: id) }
+            try Outbox.append(db, type: "booking.created", data: booking.eventData)
+            return booking
+        }
+    }
+
+    struct CancelRequest: Codable, Sendable {
+        var booking: String
+    }
+
+    var cancel: ServiceOperation {
+        .write(
+            "booking.cancel",
+            summary: "Cancels the caller's booking. Strictly more than the free-cancellation period (2 hours) before the start, the session or money comes back; otherwise it is a late cancellation and the sanction copied onto the booking applies (default: forfeited).",
+            auth: Self.rider, request: .object(["booking": .string(maxLength: 50)], required: ["booking"]), response: BookingView.schema
+        ) { (context, input: CancelRequest, db: Database) in
+            let rider = try context.requirePrincipal().userID
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM booking WHERE id = ? AND user_id = ?", arguments: [input.booking, rider]) else {
+                throw ServiceError.notFound("no such booking")
+            }
+            let booking = BookingView(row: row)
+            guard booking.status == "booked" else { throw ServiceError.conflict("this booking is \(booking.status)", reason: "not_active") }
+            let now = Date()
+            guard let start = Instant.parse(booking.start), start > now else {
+                throw ServiceError.conflict("the training has already started", reason: "started")
+            }
+            let policy = LateCancellationPolicy(
+                freeCancellationSeconds: row["policy_free_seconds"],
+                sanction: LateCancellationPolicy.Sanction(rawValue: row["policy_sanction"]) ?? .forfeit)
+            let late = policy.isLate(start: start, now: now)
+            let status = late ? "late_cancelled" : "cancelled"
+            var sanction: String?
+            if !late {
+                try PassLedger.refund(db, booking)
+            } else if policy.sanction == .forfeit {
+                sanction = "forfeit"
+                try PassLedger.post(db, user: rider, kind: "forfeit", sessions: 0, amount: 0, booking: booking.id)
+            } else {
+                sanction = "none"
+                try PassLedger.refund(db, booking)
+            }
+            try db.execute(
+                sql: "UPDATE booking SET status = ?, sanction = ?, cancelled_at = ? WHERE id = ?",
+                arguments: [status, sanction, Instant.format(now), booking.id])
+            guard let updated = try BookingView.load(db, id: booking.id) else { throw ServiceError.internal(ref: booking.id) }
+            try Outbox.append(db, type: late ? "booking.late_cancelled" : "booking.cancelled", data: updated.eventData)
+            return updated
+        }
+    }
+
+    struct HistoryRequest: Codable, Sendable {
+        var filter: String
+        var limit: Int?
+        var cursor: String?
+    }
+
+    var history: ServiceOperation {
+        .read(
+            "booking.history",
+            summary: "The caller's bookings: `upcoming` (soonest first), `past` (newest first), `cancelled` (newest first); paged.",
+            auth: Self.rider,
+            request: .object(
+                ["filter": .oneOf(["upcoming", "past", "cancelled"]), "limit": .integer(minimum: 1, maximum: 100), "cursor": .string(maxLength: 200)],
+                required: ["filter"]),
+            response: .object(["items": .array(of: BookingView.schema), "next": JSONSchema.string().nullable()], required: ["items"])
+        ) { (context, input: HistoryRequest, db: Database) in
+            let rider = try context.requirePrincipal().userID
+            let limit = input.limit ?? 20
+            let now = Instant.format(Date())
+            let ascending = input.filter == "upcoming"
+            var condition: String
+            var arguments: [(any DatabaseValueConvertible)?] = [rider]
+            switch input.filter {
+            case "upcoming":
+                condition = "status = 'booked' AND start_at > ?"
+                arguments.append(now)
+            case "past":
+                condition = "status IN ('booked', 'attended', 'no_show') AND start_at <= ?"
+                arguments.append(now)
+            default:
+                condition = "status IN ('cancelled', 'late_cancelled', 'cancelled_by_park')"
+            }
+            if let cursor = input.cursor {
+                let (key, id) = try PageCursor.decode(cursor)
+                condition += ascending ? " AND (start_at, id) > (?, ?)" : " AND (start_at, id) < (?, ?)"
+                arguments += [key, id]
+            }
+            let order = ascending ? "start_at ASC, id ASC" : "start_at DESC, id DESC"
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT * FROM booking WHERE user_id = ? AND \(condition) ORDER BY \(order) LIMIT ?",
+                arguments: StatementArguments(arguments + [limit + 1]) ?? [])
+            let items = rows.prefix(limit).map(BookingView.init(row:))
+            let next = rows.count > limit ? items.last.map { PageCursor.encode($0.start, $0.id) } : nil
+            return ["items": try WireJSON.value(of: Array(items)), "next": next.map { .string($0) } ?? .null] as JSONValue
+        }
+    }
+
+    // MARK: The pass
+
+    struct LedgerEntry: Codable, Sendable {
+        var at: String
+        var kind: String
+        var sessions: Int64
+        var amount: Money
+        var booking: String?
+    }
+
+    struct PassView: Codable, Sendable {
+        var sessions: Int64
+        var balance: Money
+        var recent: [LedgerEntry]
+    }
+
+    static func passView(_ db: Database, user: String, currency: String) throws -> PassView {
+        let pass = try Row.fetchOne(db, sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?", arguments: [user])
+        let entries = try Row.fetchAll(
+            db, sql: "SELECT * FROM ledger WHERE user_id = ? ORDER BY id DESC LIMIT 20", arguments: [user]
+        ).map {
+            LedgerEntry(
+                at: $0["at"], kind: $0["kind"], sessions: $0["sessions_delta"], amount: Money(minor: $0["amount_minor_delta"], currency: currency),
+                booking: $0["booking_id"])
+        }
+        return PassView(
+            sessions: pass?["sessions"] ?? 0, balance: Money(minor: pass?["balance_minor"] ?? 0, currency: currency), recent: entries)
+    }
+
+    var passGet: ServiceOperation {
+        .read(
+            "booking.pass.get", summary: "The caller's pass: sessions left, money balance, and the latest ledger entries.",
+            auth: Self.rider, request: .empty, response: .any
+        ) { (context, _: Empty, db: Database) in
+            let rider = try context.requirePrincipal().userID
+            return try Self.passView(db, user: rider, currency: try ParkConfiguration.load(db).price.currency)
+        }
+    }
+
+    struct TopupRequest: Codable, Sendable {
+        var package: String
+    }
+
+    struct TopupResult: Codable, Sendable {
+        var payment: String
+        var status: String
+        var pass: PassView
+    }
+
+    var passTopup: ServiceOperation {
+        let payments = self.payments
+        return .task(
+            "booking.pass.topup",
+            summary: "Buys a package (sessions and/or balance) through the payment provider; with the `dev` provider it settles at once. Send idem: a retry pays once.",
+            auth: Self.rider, request: .object(["package": .string(minLength: 1, maxLength: 50)], required: ["package"]),
+            response: .any
+        ) { (context, input: TopupRequest) in
+            let rider = try context.requirePrincipal().userID
+            let pool = try context.database()
+            let (package, currency) = try await pool.read { db -> (Package?, String) in
+                let currency = try ParkConfiguration.load(db).price.currency
+                return (try ParkConfiguration.packages(db, currency: currency).first { $0.id == input.package }, currency)
+            }
+            guard let package else { throw ServiceError.invalid("package", "no such package") }
+            let paymentID = "pay_" + Digest.hex(Digest.randomBytes(10))
+            let outcome = try await payments.charge(
+                PaymentRequest(id: paymentID, user: rider, amount: package.price, description: package.name))
+            return try await context.commit { db -> TopupResult in
+                try db.execute(
+                    sql: """
+                        INSERT INTO payment (id, user_id, package_id, amount_minor, currency, status, provider_ref, created_at, settled_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        paymentID, rider, package.id, package.price.minor, currency, outcome.settled ? "settled" : "pending",
+                        outcome.providerReference, Instant.format(Date()), outcome.settled ? Instant.format(Date()) : nil,
+                    ])
+                if outcome.settled {
+                    try PassLedger.post(db, user: rider, kind: "topup", sessions: package.sessions, amount: package.credit.minor, payment: paymentID)
+                    try Outbox.append(
+                        db, type: "booking.pass.topped_up",
+                        data: ["userId": .string(rider), "payment": .string(paymentID), "package": .string(package.id),
+                               "sessions": .integer(package.sessions), "credit": .integer(package.credit.minor)] as JSONValue)
+                }
+                return TopupResult(
+                    payment: paymentID, status: outcome.settled ? "settled" : "pending",
+                    pass: try Self.passView(db, user: rider, currency: currency))
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import GRDB
+
+/// The booking database, forward-only. The first migration also seeds a working park
+/// (Europe/Minsk, two reverses, 10:00–22:00, 30-minute slots) that staff then adjust.
+enum BookingMigrations {
+    static func register(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("booking-1") { db in
+            try db.execute(sql: """
+                CREATE TABLE park (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    time_zone TEXT NOT NULL,
+                    slot_minutes INTEGER NOT NULL CHECK (slot_minutes BETWEEN 5 AND 240),
+                    capacity INTEGER NOT NULL CHECK (capacity BETWEEN 1 AND 100),
+                    min_notice_minutes INTEGER NOT NULL CHECK (min_notice_minutes >= 0),
+                    horizon_days INTEGER NOT NULL CHECK (horizon_days BETWEEN 1 AND 365),
+                    max_bookings_per_day INTEGER NOT NULL CHECK (max_bookings_per_day >= 1),
+                    price_minor INTEGER NOT NULL CHECK (price_minor >= 0),
+                    currency TEXT NOT NULL,
+                    free_cancellation_seconds INTEGER NOT NULL CHECK (free_cancellation_seconds >= 0),
+                    sanction TEXT NOT NULL CHECK (sanction IN ('forfeit', 'none'))
+                );
+                INSERT INTO park VALUES (1, 'Europe/Minsk', 30, 1, 30, 14, 4, 2500, 'BYN', 7200, 'forfeit');
+                CREATE TABLE park_hours (
+                    weekday INTEGER PRIMARY KEY CHECK (weekday BETWEEN 1 AND 7),
+                    open INTEGER NOT NULL,
+                    close INTEGER NOT NULL,
+                    CHECK (0 <= open AND open < close AND close <= 1440)
+                );
+                INSERT INTO park_hours VALUES (1, 600, 1320), (2, 600, 1320), (3, 600, 1320), (4, 600, 1320),
+                                              (5, 600, 1320), (6, 600, 1320), (7, 600, 1320);
+                CREATE TABLE park_exception (
+                    date TEXT PRIMARY KEY,
+                    open INTEGER,
+                    close INTEGER
+                );
+                CREATE TABLE cable (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    active INTEGER NOT NULL DEFAULT 1
+                );
+                INSERT INTO cable VALUES ('reverse-1', 'Reverse 1', 1), ('reverse-2', 'Reverse 2', 1);
+                CREATE TABLE package (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    sessions INTEGER NOT NULL CHECK (sessions >= 0),
+                    credit_minor INTEGER NOT NULL CHECK (credit_minor >= 0),
+                    price_minor INTEGER NOT NULL CHECK (price_minor > 0),
+                    active INTEGER NOT NULL DEFAULT 1
+                );
+                INSERT INTO package VALUES ('one', '1 session', 1, 0, 2500, 1), ('five', '5 sessions', 5, 0, 11500, 1),
+                                           ('ten', '10 sessions', 10, 0, 21000, 1), ('credit-50', '50 BYN balance', 0, 5000, 5000, 1);
+                CREATE TABLE block (
+                    id TEXT PRIMARY KEY,
+                    cable_id TEXT REFERENCES cable(id),
+                    start_at TEXT NOT NULL,
+                    end_at TEXT NOT NULL,
+                    reason TEXT NOT NULL DEFAULT '',
+                    CHECK (start_at < end_at)
+                );
+                CREATE TABLE pass (
+                    user_id TEXT PRIMARY KEY,
+                    sessions INTEGER NOT NULL DEFAULT 0 CHECK (sessions >= 0),
+                    balance_minor INTEGER NOT NULL DEFAULT 0 CHECK (balance_minor >= 0)
+                );
+                -- Every movement of a pass; the pass equals the sum of its entries.
+                CREATE TABLE ledger (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    user_id TEXT NOT NULL,
+                    at TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN ('topup', 'booking', 'refund', 'forfeit', 'waiver')),
+                    sessions_delta INTEGER NOT NULL,
+                    amount_minor_delta INTEGER NOT NULL,
+                    booking_id TEXT,
+                    payment_id TEXT
+                );
+                CREATE INDEX ledger_user ON ledger(user_id, id);
+                CREATE TABLE booking (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL,
+                    cable_id TEXT NOT NULL REFERENCES cable(id),
+                    start_at TEXT NOT NULL,
+                    end_at TEXT NOT NULL,
+                    local_date TEXT NOT NULL,
+                    local_start TEXT NOT NULL,
+                    local_end TEXT NOT NULL,
+                    status TEXT NOT NULL CHECK (status IN ('booked', 'cancelled', 'late_cancelled', 'attended', 'no_show', 'cancelled_by_park')),
+                    paid_with TEXT NOT NULL CHECK (paid_with IN ('session', 'balance')),
+                    price_minor INTEGER NOT NULL,
+                    currency TEXT NOT NULL,
+                    policy_free_seconds INTEGER NOT NULL,
+                    policy_sanction TEXT NOT NULL,
+                    sanction TEXT,
+                    created_at TEXT NOT NULL,
+                    cancelled_at TEXT
+                );
+                CREATE INDEX booking_slot ON booking(cable_id, start_at, status);
+                CREATE INDEX booking_user ON booking(user_id, start_at);
+                CREATE INDEX booking_day ON booking(local_date);
+                CREATE TABLE payment (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL,
+                    package_id TEXT NOT NULL,
+                    amount_minor INTEGER NOT NULL,
+                    currency TEXT NOT NULL,
+                    status TEXT NOT NULL CHECK (status IN ('pending', 'settled', 'failed')),
+                    provider_ref TEXT,
+                    created_at TEXT NOT NULL,
+                    settled_at TEXT
+                );
+                """)
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import GRDB
+import Platform
+
+/// A bookable cable system (the spec's "reverse").
+struct Cable: Codable, Sendable, Equatable {
+    var id: String
+    var name: String
+    var active: Bool
+}
+
+/// A top-up package of the pass.
+struct Package: Codable, Sendable, Equatable {
+    var id: String
+    var name: String
+    var sessions: Int64
+    var credit: Money
+    var price: Money
+}
+
+/// The park's configuration as stored: everything the booking rules need.
+struct ParkConfiguration: Sendable {
+    var schedule: ParkSchedule
+    var capacity: Int
+    var minimumNotice: TimeInterval
+    var horizonDays: Int
+    var maxBookingsPerDay: Int
+    var price: Money
+    var policy: LateCancellationPolicy
+    var cables: [Cable]
+
+    static func load(_ db: Database) throws -> ParkConfiguration {
+        guard let park = try Row.fetchOne(db, sql: "SELECT * FROM park WHERE id = 1") else {
+            throw ServiceError.internal(ref: "park-missing")
+        }
+        var weekly: [Int: OpeningHours] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT weekday, open, close FROM park_hours") {
+            weekly[row["weekday"]] = OpeningHours(open: row["open"], close: row["close"])
+        }
+        var exceptions: [LocalDate: OpeningHours?] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT date, open, close FROM park_exception") {
+            guard let date = LocalDate(row["date"]) else { continue }
+            if let open = row["open"] as Int?, let close = row["close"] as Int? {
+                exceptions[date] = .some(OpeningHours(open: open, close: close))
+            } else {
+                exceptions[date] = .some(nil)
+            }
+        }
+        let currency: String = park["currency"]
+        return ParkConfiguration(
+            schedule: ParkSchedule(
+                timeZone: TimeZone(identifier: park["time_zone"]) ?? TimeZone(identifier: "UTC")!, weekly: weekly,
+                exceptions: exceptions, slotMinutes: park["slot_minutes"]),
+            capacity: park["capacity"], minimumNotice: TimeInterval(park["min_notice_minutes"] as Int * 60),
+            horizonDays: park["horizon_days"], maxBookingsPerDay: park["max_bookings_per_day"],
+            price: Money(minor: park["price_minor"], currency: currency),
+            policy: LateCancellationPolicy(
+                freeCancellationSeconds: park["free_cancellation_seconds"],
+                sanction: LateCancellationPolicy.Sanction(rawValue: park["sanction"]) ?? .forfeit),
+            cables: try Row.fetchAll(db, sql: "SELECT id, name, active FROM cable ORDER BY id").map {
+                Cable(id: $0["id"], name: $0["name"], active: $0["active"])
+            })
+    }
+
+    static func packages(_ db: Database, currency: String) throws -> [Package] {
+        try Row.fetchAll(db, sql: "SELECT * FROM package WHERE active = 1 ORDER BY price_minor, id").map {
+            Package(
+                id: $0["id"], name: $0["name"], sessions: $0["sessions"], credit: Money(minor: $0["credit_minor"], currency: currency),
+                price: Money(minor: $0["price_minor"], currency: currency))
+        }
+    }
+}
+
+/// Places taken and blocked periods of a day, read once for availability.
+struct DayOccupancy {
+    /// Active bookings per cable and start instant (`Instant.format`).
+    var taken: [String: [String: Int]]
+    /// Blocked periods: (cable or nil for all, start, end).
+    var blocks: [(cable: String?, start: String, end: String)]
+
+    /// The statuses that hold a place.
+    static let holding = "('booked', 'attended', 'no_show')"
+
+    static func load(_ db: Database, date: LocalDate) throws -> DayOccupancy {
+        var taken: [String: [String: Int]] = [:]
+        for row in try Row.fetchAll(
+            db,
+            sql: "SELECT cable_id, start_at, COUNT(*) AS n FROM booking WHERE local_date = ? AND status IN \(holding) GROUP BY cable_id, start_at",
+            arguments: [date.description])
+        {
+            taken[row["cable_id"], default: [:]][row["start_at"]] = row["n"]
+        }
+        let blocks = try Row.fetchAll(db, sql: "SELECT cable_id, start_at, end_at FROM block").map {
+            (cable: $0["cable_id"] as String?, start: $0["start_at"] as String, end: $0["end_at"] as String)
+        }
+        return DayOccupancy(taken: taken, blocks: blocks)
+    }
+
+    func isBlocked(cable: String, start: String, end: String) -> Bool {
+        blocks.contains { ($0.cable == nil || $0.cable == cable) && $0.start < end && start < $0.end }
+    }
+}
