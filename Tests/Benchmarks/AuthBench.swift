@@ -160,5 +160,6 @@ struct SignInBench: AsyncParsableCommand {
 final class Counter: Sendable {
     private let count = Atomic<Int>(0)
     func increment() { count.add(1, ordering: .relaxed) }
+    func incrementAndGet() -> Int { count.add(1, ordering: .relaxed).newValue }
     var value: Int { count.load(ordering: .relaxed) }
 }

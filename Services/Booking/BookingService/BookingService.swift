@@ -35,7 +35,8 @@ public enum BookingService {
 
     /// Removes a deleted user's personal link: future bookings are cancelled (their places
     /// freed), past ones and the ledger keep anonymous entries, the pass goes.
-    static let userDeleted = EventSubscription(source: "auth", types: ["auth.user.deleted"]) { db, event in
+    static func userDeleted(_ state: BookingState) -> EventSubscription {
+        EventSubscription(source: "auth", types: ["auth.user.deleted"]) { db, event in
         guard let user = event.data["userId"]?.stringValue else { return }
         let anonymous = "deleted"
         let now = Instant.format(Date())
@@ -46,18 +47,21 @@ public enum BookingService {
         try db.execute(sql: "UPDATE ledger SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])
         try db.execute(sql: "UPDATE payment SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])
         try db.execute(sql: "DELETE FROM pass WHERE user_id = ?", arguments: [user])
+        state.changed(db)
+        }
     }
 
     /// The definition; riders' names come from auth at `authEndpoint`.
     public static func definition(authEndpoint: String?, payments: any PaymentProvider = DevPaymentProvider()) -> ServiceDefinition {
         let directory = RiderDirectory(client: authEndpoint.map { ServiceClient(endpoint: $0, name: "booking-riders") })
+        let state = BookingState()
         return ServiceDefinition(
             name: name,
             summary: "WAKEPARKBY: training slots on the park's cables (reverses), prepaid passes, cancellation rules, the staff's day.",
             durability: .full,
-            operations: RiderOperations(payments: payments).all + StaffOperations(riders: directory).all,
+            operations: RiderOperations(payments: payments, state: state).all + StaffOperations(riders: directory, state: state).all,
             events: events,
-            subscriptions: [userDeleted],
+            subscriptions: [userDeleted(state)],
             migrations: { BookingMigrations.register(in: &$0) })
     }
 

@@ -24,11 +24,13 @@ public struct RequestContext: Sendable {
     /// The request's logger, with its id and op as metadata.
     public let logger: Logger
     let pool: DatabasePool?
+    let batcher: WriteBatcher?
 
     /// Creates a context (the runtime does this; tests may too).
     public init(
         requestID: String, op: String, principal: Principal?, idempotencyKey: String?, requestHash: String,
-        receivedAt: Date = Date(), data: JSONValue = [:], clientAddress: String? = nil, logger: Logger, database: DatabasePool?
+        receivedAt: Date = Date(), data: JSONValue = [:], clientAddress: String? = nil, logger: Logger, database: DatabasePool?,
+        batcher: WriteBatcher? = nil
     ) {
         self.requestID = requestID
         self.op = op
@@ -40,6 +42,7 @@ public struct RequestContext: Sendable {
         self.clientAddress = clientAddress
         self.logger = logger
         self.pool = database
+        self.batcher = batcher ?? database.map { WriteBatcher(pool: $0) }
     }
 
     /// The service's database.
@@ -60,7 +63,8 @@ public struct RequestContext: Sendable {
     /// The scope idempotency keys live in: the caller's user id, or `public`.
     var idempotencyScope: String { principal.map { "user:\($0.userID)" } ?? "public" }
 
-    /// Runs `body` in one write transaction and returns its result. When the request has
+    /// Runs `body` atomically (a savepoint of the service's next group commit, see
+    /// ``WriteBatcher``) and returns its result once durable. When the request has
     /// an `idem` key, the result is stored as the reply in the same transaction; if the
     /// key was already used for the same request, the stored reply comes back and `body`
     /// does not run; with another request it is a `conflict`.
@@ -71,10 +75,11 @@ public struct RequestContext: Sendable {
 
     /// ``commit(_:)`` for a body that returns its reply already encoded.
     func commitEncoded(_ body: @escaping @Sendable (Database) throws -> Data) async throws -> Data {
-        let pool = try database()
-        guard let key = idempotencyKey else { return try await pool.write(body) }
+        _ = try database()
+        guard let batcher else { throw ServiceError.internal(ref: requestID) }
+        guard let key = idempotencyKey else { return try await batcher.write(body) }
         let scope = idempotencyScope, op = self.op, hash = requestHash
-        return try await pool.write { db in
+        return try await batcher.write { db in
             switch try IdempotencyStore.lookup(db, scope: scope, key: key, op: op, requestHash: hash) {
             case .replay(let stored): return stored
             case .conflict: throw ServiceError.idempotencyConflict

@@ -11,6 +11,7 @@ public final class RequestDispatcher: Sendable {
     private let operations: [String: ServiceOperation]
     private let verifier: any TokenVerifier
     private let pool: DatabasePool?
+    private let batcher: WriteBatcher?
     private let logger: Logger
 
     /// Creates a dispatcher over a service's operations.
@@ -24,6 +25,7 @@ public final class RequestDispatcher: Sendable {
         self.operations = Dictionary(operations.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.verifier = verifier
         self.pool = pool
+        self.batcher = pool.map { WriteBatcher(pool: $0) }
         self.logger = logger
     }
 
@@ -67,8 +69,20 @@ public final class RequestDispatcher: Sendable {
         let hash = request.idem == nil ? "" : Digest.sha256Hex(Data(request.op.utf8) + [0] + request.data.serialized)
         let context = RequestContext(
             requestID: request.id, op: request.op, principal: principal, idempotencyKey: request.idem, requestHash: hash,
-            receivedAt: receivedAt, data: request.data, clientAddress: client, logger: requestLogger, database: pool)
+            receivedAt: receivedAt, data: request.data, clientAddress: client, logger: requestLogger, database: pool,
+            batcher: batcher)
         return Prepared(operation: operation, context: context, data: request.data)
+    }
+
+    /// The reply from the operation's memory, when it has one (socket thread).
+    public func answerFromMemory(_ prepared: Prepared) -> Data? {
+        guard let fastPath = prepared.operation.fastPath, let data = fastPath(prepared.context, prepared.data) else { return nil }
+        return Reply.success(id: prepared.context.requestID, data: data)
+    }
+
+    /// Whether the operation may answer from memory on the socket thread.
+    public func hasFastPath(_ op: String) -> Bool {
+        operations[op]?.fastPath != nil
     }
 
     /// Runs an inline request on the calling thread and returns the reply frame.

@@ -153,14 +153,37 @@ public final class RequestServer: Service, Sendable {
                 log(id: request.id, op: request.op, started: started, outcome: outcome)
                 return
             }
+            var preparedHere: RequestDispatcher.Prepared?
+            if dispatcher.hasFastPath(request.op) {
+                // Public data cached in memory (e.g. a day's availability) is answered
+                // right here; a token check is cheap once cached.
+                do {
+                    let prepared = try dispatcher.prepare(request, client: client)
+                    if let reply = dispatcher.answerFromMemory(prepared) {
+                        send(message.envelope + [reply])
+                        log(id: request.id, op: request.op, started: started, outcome: "ok")
+                        return
+                    }
+                    preparedHere = prepared
+                } catch {
+                    send(message.envelope + [Reply.failure(id: request.id, error: error)])
+                    log(id: request.id, op: request.op, started: started, outcome: error.code.rawValue)
+                    return
+                }
+            }
             nextTag += 1
             let tag = nextTag
-            let dispatcher = self.dispatcher, completions = self.completions
+            let dispatcher = self.dispatcher, completions = self.completions, alreadyPrepared = preparedHere
             // Token checks and validation run in the task too, off the socket thread.
             let task = Task {
                 let (reply, outcome): (Data, String)
                 do throws(ServiceError) {
-                    let prepared = try dispatcher.prepare(request, client: client)
+                    let prepared: RequestDispatcher.Prepared
+                    if let alreadyPrepared {
+                        prepared = alreadyPrepared
+                    } else {
+                        prepared = try dispatcher.prepare(request, client: client)
+                    }
                     (reply, outcome) = await dispatcher.run(prepared)
                 } catch {
                     (reply, outcome) = (Reply.failure(id: request.id, error: error), error.code.rawValue)

@@ -39,6 +39,35 @@ public struct ServiceOperation: Sendable {
     public let mode: Mode
     let execute: @Sendable (RequestContext, JSONValue) async throws -> Data
     let executeInline: (@Sendable (RequestContext, JSONValue) throws -> Data)?
+    /// An answer from memory, tried on the socket thread before the handler is started
+    /// as a task; `nil` means "not in memory, run the handler".
+    public private(set) var fastPath: (@Sendable (RequestContext, JSONValue) -> Data?)?
+
+    /// The same operation, first answered from memory on the socket thread when `answer`
+    /// returns encoded data (a cache), else run as usual. `answer` must not block.
+    public func answeringFromMemory<Request: Decodable & Sendable>(
+        _ type: Request.Type, _ answer: @escaping @Sendable (Request) -> Data?
+    ) -> ServiceOperation {
+        var copy = self
+        copy.fastPath = { _, data in (try? decodeRequest(Request.self, from: data)).flatMap(answer) }
+        return copy
+    }
+
+    init(
+        name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema, mode: Mode,
+        execute: @escaping @Sendable (RequestContext, JSONValue) async throws -> Data,
+        executeInline: (@Sendable (RequestContext, JSONValue) throws -> Data)?
+    ) {
+        self.name = name
+        self.summary = summary
+        self.auth = auth
+        self.request = request
+        self.response = response
+        self.mode = mode
+        self.execute = execute
+        self.executeInline = executeInline
+        self.fastPath = nil
+    }
 
     /// An operation that computes its answer on the socket thread, without I/O.
     public static func inline<Request: Decodable & Sendable, Response: Encodable & Sendable>(

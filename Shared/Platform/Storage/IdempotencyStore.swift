@@ -20,7 +20,7 @@ public enum IdempotencyStore {
     /// The stored outcome for (scope, key), compared with the current request's hash.
     public static func lookup(_ db: Database, scope: String, key: String, op: String, requestHash: String) throws -> Lookup {
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT op, request_hash, reply FROM platform_idempotency WHERE scope = ? AND key = ?",
+            db.cachedStatement(sql: "SELECT op, request_hash, reply FROM platform_idempotency WHERE scope = ? AND key = ?"),
             arguments: [scope, key])
         else { return .new }
         let storedOp: String = row["op"]
@@ -32,12 +32,9 @@ public enum IdempotencyStore {
 
     /// Stores the reply of a write that just ran, inside its transaction.
     public static func save(_ db: Database, scope: String, key: String, op: String, requestHash: String, reply: Data) throws {
-        try db.execute(
-            sql: """
-                INSERT INTO platform_idempotency (scope, key, op, request_hash, reply, created_at)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [scope, key, op, requestHash, String(decoding: reply, as: UTF8.self), Instant.format(Date())])
+        try db.cachedStatement(
+            sql: "INSERT INTO platform_idempotency (scope, key, op, request_hash, reply, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+        ).execute(arguments: [scope, key, op, requestHash, String(decoding: reply, as: UTF8.self), Instant.format(Date())])
     }
 
     /// Deletes keys older than `age`; returns how many were removed.

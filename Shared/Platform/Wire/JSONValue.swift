@@ -101,6 +101,7 @@ public enum WireJSON {
     public static func encode(_ value: some Encodable) throws -> Data {
         // JSONValue has its own fast serializer; Foundation's encoder is for typed values.
         if let json = value as? JSONValue { return json.serialized }
+        if let raw = value as? RawJSON { return raw.bytes }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(value)
@@ -114,5 +115,22 @@ public enum WireJSON {
     /// Converts an encodable value to a ``JSONValue`` tree.
     public static func value(of encodable: some Encodable) throws -> JSONValue {
         try decode(JSONValue.self, from: encode(encodable))
+    }
+}
+
+/// JSON text that is already encoded (a cached answer, say): handlers return it and the
+/// runtime puts the bytes on the wire as they are.
+public struct RawJSON: Encodable, Sendable {
+    /// The JSON text.
+    public let bytes: Data
+
+    /// Wraps encoded JSON.
+    public init(_ bytes: Data) {
+        self.bytes = bytes
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(try JSONParser.parse(bytes))
     }
 }

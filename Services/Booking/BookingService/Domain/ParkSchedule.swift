@@ -85,12 +85,17 @@ public struct ParkSchedule: Sendable, Hashable {
     public var exceptions: [LocalDate: OpeningHours?]
     /// Slot length in minutes.
     public var slotMinutes: Int
+    /// A Gregorian calendar in the park's zone, made once (making one is not cheap).
+    private let calendar: Calendar
 
     public init(timeZone: TimeZone, weekly: [Int: OpeningHours], exceptions: [LocalDate: OpeningHours?] = [:], slotMinutes: Int) {
         self.timeZone = timeZone
         self.weekly = weekly
         self.exceptions = exceptions
         self.slotMinutes = slotMinutes
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        self.calendar = calendar
     }
 
     /// The hours of `date`, exceptions first.
@@ -122,24 +127,32 @@ public struct ParkSchedule: Sendable, Hashable {
         slots(on: date).first { $0.localStart == minute }
     }
 
-    /// The slot that starts at `instant`, if any.
+    /// The slot that starts at `instant`, if any: computed directly from the instant's
+    /// local time, without listing the day.
     public func slot(startingAt instant: Date) -> Slot? {
-        let date = localDate(of: instant)
-        return slots(on: date).first { $0.start == instant }
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: instant)
+        guard let year = parts.year, let month = parts.month, let day = parts.day, let hour = parts.hour, let minuteOfHour = parts.minute,
+            parts.second == 0, (parts.nanosecond ?? 0) < 1_000_000
+        else { return nil }
+        let date = LocalDate(year: year, month: month, day: day)
+        let minute = hour * 60 + minuteOfHour
+        guard let hours = hours(on: date), slotMinutes > 0, minute >= hours.open, minute + slotMinutes <= hours.close,
+            (minute - hours.open) % slotMinutes == 0,
+            let start = self.instant(date, minute), abs(start.timeIntervalSince(instant)) < 0.001
+        else { return nil }
+        return Slot(
+            date: date, localStart: minute, localEnd: minute + slotMinutes, start: start,
+            end: start.addingTimeInterval(TimeInterval(slotMinutes * 60)))
     }
 
     /// The local date of an instant in the park's zone.
     public func localDate(of instant: Date) -> LocalDate {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
         let parts = calendar.dateComponents([.year, .month, .day], from: instant)
         return LocalDate(year: parts.year!, month: parts.month!, day: parts.day!)
     }
 
     /// The instant of a local wall-clock time, or `nil` when that time does not exist.
     func instant(_ date: LocalDate, _ minute: Int) -> Date? {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
         let wanted = DateComponents(year: date.year, month: date.month, day: date.day, hour: minute / 60, minute: minute % 60)
         guard minute < 24 * 60, let candidate = calendar.date(from: wanted) else {
             // Midnight at the end of the day is the next day's 00:00.

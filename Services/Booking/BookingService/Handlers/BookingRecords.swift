@@ -22,6 +22,44 @@ struct BookingView: Codable, Sendable, Equatable {
     var createdAt: String
     var cancelledAt: String?
 
+    init(
+        id: String, userId: String, cable: String, date: String, localStart: String, localEnd: String, start: String, end: String,
+        status: String, paidWith: String, price: Money, sanction: String?, freeCancellationUntil: String, createdAt: String,
+        cancelledAt: String?
+    ) {
+        self.id = id
+        self.userId = userId
+        self.cable = cable
+        self.date = date
+        self.localStart = localStart
+        self.localEnd = localEnd
+        self.start = start
+        self.end = end
+        self.status = status
+        self.paidWith = paidWith
+        self.price = price
+        self.sanction = sanction
+        self.freeCancellationUntil = freeCancellationUntil
+        self.createdAt = createdAt
+        self.cancelledAt = cancelledAt
+    }
+
+    /// Encoded by hand with the fast serializer: bookings are the hottest replies.
+    func encode(to encoder: any Encoder) throws {
+        try json.encode(to: encoder)
+    }
+
+    var json: JSONValue {
+        [
+            "id": .string(id), "userId": .string(userId), "cable": .string(cable), "date": .string(date),
+            "localStart": .string(localStart), "localEnd": .string(localEnd), "start": .string(start), "end": .string(end),
+            "status": .string(status), "paidWith": .string(paidWith),
+            "price": ["minor": .integer(price.minor), "currency": .string(price.currency)],
+            "sanction": sanction.map { .string($0) } ?? .null, "freeCancellationUntil": .string(freeCancellationUntil),
+            "createdAt": .string(createdAt), "cancelledAt": cancelledAt.map { .string($0) } ?? .null,
+        ]
+    }
+
     init(row: Row) {
         id = row["id"]
         userId = row["user_id"]
@@ -72,15 +110,15 @@ enum PassLedger {
     static func post(
         _ db: Database, user: String, kind: String, sessions: Int64, amount: Int64, booking: String? = nil, payment: String? = nil
     ) throws {
-        try db.execute(sql: "INSERT OR IGNORE INTO pass (user_id) VALUES (?)", arguments: [user])
-        try db.execute(
-            sql: "UPDATE pass SET sessions = sessions + ?, balance_minor = balance_minor + ? WHERE user_id = ?",
-            arguments: [sessions, amount, user])
-        try db.execute(
+        try db.cachedStatement(sql: "INSERT OR IGNORE INTO pass (user_id) VALUES (?)").execute(arguments: [user])
+        try db.cachedStatement(sql: "UPDATE pass SET sessions = sessions + ?, balance_minor = balance_minor + ? WHERE user_id = ?")
+            .execute(arguments: [sessions, amount, user])
+        try db.cachedStatement(
             sql: """
                 INSERT INTO ledger (user_id, at, kind, sessions_delta, amount_minor_delta, booking_id, payment_id)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [user, Instant.format(Date()), kind, sessions, amount, booking, payment])
+                """
+        ).execute(arguments: [user, Instant.format(Date()), kind, sessions, amount, booking, payment])
     }
 
     /// Gives back what a booking took (timely cancellation, waiver, park cancellation).

@@ -5,6 +5,7 @@ import Platform
 /// What riders do: see free slots, book, cancel, look back, top up the pass.
 struct RiderOperations: Sendable {
     let payments: any PaymentProvider
+    let state: BookingState
 
     var all: [ServiceOperation] { [park, days, slots, create, cancel, history, passGet, passTopup] }
 
@@ -27,11 +28,12 @@ struct RiderOperations: Sendable {
     }
 
     var park: ServiceOperation {
-        .read(
+        let state = self.state
+        return .read(
             "booking.park.get", summary: "The park: time zone, reverses (cables), slot length, places per slot, rules, price and pass packages.",
             auth: .public, request: .empty, response: .any
         ) { (_, _: Empty, db: Database) in
-            let park = try ParkConfiguration.load(db)
+            let park = try state.configuration(db)
             return ParkView(
                 timeZone: park.schedule.timeZone.identifier, slotMinutes: park.schedule.slotMinutes, capacity: park.capacity,
                 minimumNoticeMinutes: Int(park.minimumNotice / 60), horizonDays: park.horizonDays,
@@ -55,6 +57,15 @@ struct RiderOperations: Sendable {
         /// Whether it can be booked now (not past, not inside the notice, not blocked, open for booking).
         var bookable: Bool
         var price: Money
+
+        /// Built by hand: availability is the hottest answer, and Foundation's encoder is slow.
+        var json: JSONValue {
+            [
+                "cable": .string(cable), "date": .string(date), "localStart": .string(localStart), "localEnd": .string(localEnd),
+                "start": .string(start), "end": .string(end), "capacity": .integer(Int64(capacity)), "free": .integer(Int64(free)),
+                "bookable": .bool(bookable), "price": ["minor": .integer(price.minor), "currency": .string(price.currency)],
+            ]
+        }
     }
 
     /// The slots of a date with their free places, as of `now`.
@@ -89,7 +100,8 @@ struct RiderOperations: Sendable {
     }
 
     var days: ServiceOperation {
-        .read(
+        let state = self.state
+        return .read(
             "booking.days", summary: "Which days between `from` and `to` (at most 62 days) have slots that can be booked now, and how many.",
             auth: .public,
             request: .object(["from": .string(format: .date), "to": .string(format: .date)], required: ["from", "to"]),
@@ -98,7 +110,7 @@ struct RiderOperations: Sendable {
             guard let from = LocalDate(input.from), let to = LocalDate(input.to) else { throw ServiceError.invalid("from", "not a date") }
             guard from <= to else { throw ServiceError.invalid("to", "must not be before `from`") }
             guard to <= from.adding(days: 61) else { throw ServiceError.invalid("to", "at most 62 days after `from`") }
-            let park = try ParkConfiguration.load(db)
+            let park = try state.configuration(db)
             var items: [DayView] = []
             var date = from
             let now = Date()
@@ -116,21 +128,33 @@ struct RiderOperations: Sendable {
         var cable: String?
     }
 
+    static func availabilityKey(_ request: SlotsRequest) -> String { "\(request.date)|\(request.cable ?? "*")" }
+
     var slots: ServiceOperation {
-        .read(
+        let state = self.state
+        return ServiceOperation.task(
             "booking.slots",
-            summary: "The slots of a day (optionally one cable) with start and end in the park's local time and in UTC, free places and price.",
+            summary: "The slots of a day (optionally one cable) with start and end in the park's local time and in UTC, free places and price. Answered from memory for at most a second, and never across a booking.",
             auth: .public,
             request: .object(["date": .string(format: .date), "cable": .string(maxLength: 50)], required: ["date"]),
             response: .object(["items": .array(of: .any, maxItems: 10_000)], required: ["items"])
-        ) { (_, input: SlotsRequest, db: Database) in
+        ) { (context, input: SlotsRequest) in
             guard let date = LocalDate(input.date) else { throw ServiceError.invalid("date", "not a date") }
-            let park = try ParkConfiguration.load(db)
-            if let cable = input.cable, !park.cables.contains(where: { $0.id == cable && $0.active }) {
-                throw ServiceError.invalid("cable", "no such cable")
+            let key = Self.availabilityKey(input)
+            if let cached = state.cachedAvailability(key) { return RawJSON(cached) }
+            let generation = state.generation
+            let items = try await context.database().read { db -> Data in
+                let park = try state.configuration(db)
+                if let cable = input.cable, !park.cables.contains(where: { $0.id == cable && $0.active }) {
+                    throw ServiceError.invalid("cable", "no such cable")
+                }
+                let views = try Self.availability(db, park: park, date: date, cable: input.cable, now: Date())
+                return JSONValue.object(["items": .array(views.map(\.json))]).serialized
             }
-            return ["items": try WireJSON.value(of: Self.availability(db, park: park, date: date, cable: input.cable, now: Date()))] as JSONValue
+            state.storeAvailability(key, items, generation: generation)
+            return RawJSON(items)
         }
+        .answeringFromMemory(SlotsRequest.self) { input in state.cachedAvailability(Self.availabilityKey(input)) }
     }
 
     // MARK: Booking
@@ -141,7 +165,8 @@ struct RiderOperations: Sendable {
     }
 
     var create: ServiceOperation {
-        .write(
+        let state = self.state
+        return .write(
             "booking.create",
             summary: "Books a place on a cable at a slot start (an instant with its offset). Takes one pass session, or the price from the balance. Never over capacity. Send idem: a retry books once.",
             auth: Self.rider,
@@ -149,7 +174,7 @@ struct RiderOperations: Sendable {
             response: BookingView.schema
         ) { (context, input: CreateRequest, db: Database) in
             let rider = try context.requirePrincipal().userID
-            let park = try ParkConfiguration.load(db)
+            let park = try state.configuration(db)
             guard park.cables.contains(where: { $0.id == input.cable && $0.active }) else {
                 throw ServiceError.invalid("cable", "no such cable")
             }
@@ -165,28 +190,32 @@ struct RiderOperations: Sendable {
             if slot.start > now.addingTimeInterval(TimeInterval(park.horizonDays * 86_400)) {
                 throw ServiceError.conflict("booking opens \(park.horizonDays) days ahead", reason: "not_open_yet")
             }
-            let occupancy = try DayOccupancy.load(db, date: slot.date)
-            if occupancy.isBlocked(cable: input.cable, start: start, end: end) {
+            // Targeted, cached statements: this is the hottest write of the service.
+            if try Bool.fetchOne(
+                db.cachedStatement(sql: "SELECT 1 FROM block WHERE (cable_id IS NULL OR cable_id = ?) AND start_at < ? AND ? < end_at LIMIT 1"),
+                arguments: [input.cable, end, start]) == true
+            {
                 throw ServiceError.conflict("this slot is blocked by the park", reason: "blocked")
             }
             // Writes are serialized: the count and the insert below cannot interleave with
             // another booking, so capacity holds whatever the concurrency.
-            if (occupancy.taken[input.cable]?[start] ?? 0) >= park.capacity {
+            let taken = try Int.fetchOne(
+                db.cachedStatement(sql: "SELECT COUNT(*) FROM booking WHERE cable_id = ? AND start_at = ? AND status IN \(DayOccupancy.holding)"),
+                arguments: [input.cable, start]) ?? 0
+            if taken >= park.capacity {
                 throw ServiceError.conflict("no free place left in this slot", reason: "full")
             }
-            if try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM booking WHERE user_id = ? AND start_at = ? AND status IN \(DayOccupancy.holding)",
-                arguments: [rider, start]) == true
-            {
+            let mine = try Row.fetchAll(
+                db.cachedStatement(sql: "SELECT start_at FROM booking WHERE user_id = ? AND local_date = ? AND status IN \(DayOccupancy.holding)"),
+                arguments: [rider, slot.date.description])
+            if mine.contains(where: { $0[0] as String == start }) {
                 throw ServiceError.conflict("you already have a booking at this time", reason: "already_booked")
             }
-            let sameDay = try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM booking WHERE user_id = ? AND local_date = ? AND status IN \(DayOccupancy.holding)",
-                arguments: [rider, slot.date.description]) ?? 0
-            if sameDay >= park.maxBookingsPerDay {
+            if mine.count >= park.maxBookingsPerDay {
                 throw ServiceError.conflict("at most \(park.maxBookingsPerDay) bookings per day", reason: "daily_limit")
             }
-            let pass = try Row.fetchOne(db, sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?", arguments: [rider])
+            let pass = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?"), arguments: [rider])
             let sessions: Int64 = pass?["sessions"] ?? 0, balance: Int64 = pass?["balance_minor"] ?? 0
             let paidWith: String
             if sessions > 0 {
@@ -197,22 +226,27 @@ struct RiderOperations: Sendable {
                 throw ServiceError.conflict("no sessions or balance left: top up the pass", reason: "no_credit")
             }
             let id = "bkg_" + Digest.hex(Digest.randomBytes(10))
-            try db.execute(
+            let booking = BookingView(
+                id: id, userId: rider, cable: input.cable, date: slot.date.description, localStart: Slot.clock(slot.localStart),
+                localEnd: Slot.clock(slot.localEnd % 1440), start: start, end: end, status: "booked", paidWith: paidWith,
+                price: park.price, sanction: nil,
+                freeCancellationUntil: Instant.format(slot.start.addingTimeInterval(-TimeInterval(park.policy.freeCancellationSeconds))),
+                createdAt: Instant.format(now), cancelledAt: nil)
+            try db.cachedStatement(
                 sql: """
                     INSERT INTO booking (id, user_id, cable_id, start_at, end_at, local_date, local_start, local_end, status, paid_with,
                                          price_minor, currency, policy_free_seconds, policy_sanction, created_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'booked', ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    id, rider, input.cable, start, end, slot.date.description, Slot.clock(slot.localStart), Slot.clock(slot.localEnd % 1440),
-                    paidWith, park.price.minor, park.price.currency, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue,
-                    Instant.format(now),
-                ])
+                    """
+            ).execute(arguments: [
+                id, rider, input.cable, start, end, booking.date, booking.localStart, booking.localEnd, paidWith, park.price.minor,
+                park.price.currency, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue, booking.createdAt,
+            ])
             try PassLedger.post(
                 db, user: rider, kind: "booking", sessions: paidWith == "session" ? -1 : 0,
                 amount: paidWith == "balance" ? -park.price.minor : 0, booking: id)
-            guard let booking = try BookingView.load(db, id: id) else { throw ServiceError.internal(ref: id) }
             try Outbox.append(db, type: "booking.created", data: booking.eventData)
+            state.changed(db)
             return booking
         }
     }
@@ -222,7 +256,8 @@ struct RiderOperations: Sendable {
     }
 
     var cancel: ServiceOperation {
-        .write(
+        let state = self.state
+        return .write(
             "booking.cancel",
             summary: "Cancels the caller's booking. Strictly more than the free-cancellation period (2 hours) before the start, the session or money comes back; otherwise it is a late cancellation and the sanction copied onto the booking applies (default: forfeited).",
             auth: Self.rider, request: .object(["booking": .string(maxLength: 50)], required: ["booking"]), response: BookingView.schema
@@ -257,6 +292,7 @@ struct RiderOperations: Sendable {
                 arguments: [status, sanction, Instant.format(now), booking.id])
             guard let updated = try BookingView.load(db, id: booking.id) else { throw ServiceError.internal(ref: booking.id) }
             try Outbox.append(db, type: late ? "booking.late_cancelled" : "booking.cancelled", data: updated.eventData)
+            state.changed(db)
             return updated
         }
     }

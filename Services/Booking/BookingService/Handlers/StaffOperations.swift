@@ -6,6 +6,7 @@ import Platform
 /// park, blocked periods, and the park's configuration.
 struct StaffOperations: Sendable {
     let riders: RiderDirectory
+    let state: BookingState
 
     static let staff = AuthRule.anyRole(["staff", "admin"])
 
@@ -16,7 +17,7 @@ struct StaffOperations: Sendable {
     }
 
     var day: ServiceOperation {
-        let riders = self.riders
+        let riders = self.riders, state = self.state
         return .task(
             "booking.staff.day",
             summary: "The day's schedule across all cables: every slot with its bookings and each rider's name and phone.",
@@ -24,7 +25,7 @@ struct StaffOperations: Sendable {
         ) { (context, input: DayRequest) in
             guard let date = LocalDate(input.date) else { throw ServiceError.invalid("date", "not a date") }
             let (slots, bookings) = try await context.database().read { db in
-                let park = try ParkConfiguration.load(db)
+                let park = try state.configuration(db)
                 let slots = try RiderOperations.availability(db, park: park, date: date, cable: nil, now: Date())
                 let bookings = try Row.fetchAll(
                     db, sql: "SELECT * FROM booking WHERE local_date = ? ORDER BY start_at, cable_id, created_at", arguments: [date.description]
@@ -63,7 +64,8 @@ struct StaffOperations: Sendable {
     }
 
     var mark: ServiceOperation {
-        .write(
+        let state = self.state
+        return .write(
             "booking.staff.mark",
             summary: "Marks a booking attended or no_show; a no-show follows the booking's late-cancellation sanction unless waived later.",
             auth: Self.staff,
@@ -85,6 +87,7 @@ struct StaffOperations: Sendable {
             try db.execute(sql: "UPDATE booking SET status = ?, sanction = ? WHERE id = ?", arguments: [input.outcome, sanction, booking.id])
             guard let updated = try BookingView.load(db, id: booking.id) else { throw ServiceError.internal(ref: booking.id) }
             try Outbox.append(db, type: "booking.\(input.outcome)", data: updated.eventData)
+            state.changed(db)
             return updated
         }
     }
@@ -95,7 +98,8 @@ struct StaffOperations: Sendable {
     }
 
     var sanction: ServiceOperation {
-        .write(
+        let state = self.state
+        return .write(
             "booking.staff.sanction",
             summary: "Decides a late cancellation's or no-show's sanction: `waive` returns the session or money, `forfeit` keeps it.",
             auth: Self.staff,
@@ -124,6 +128,7 @@ struct StaffOperations: Sendable {
             }
             guard let updated = try BookingView.load(db, id: booking.id) else { throw ServiceError.internal(ref: booking.id) }
             try Outbox.append(db, type: "booking.sanction_changed", data: updated.eventData)
+            state.changed(db)
             return updated
         }
     }
@@ -134,7 +139,8 @@ struct StaffOperations: Sendable {
     }
 
     var parkCancel: ServiceOperation {
-        .write(
+        let state = self.state
+        return .write(
             "booking.staff.cancel", summary: "Cancels a booking on the park's side: full refund, and an event so the rider is notified.",
             auth: Self.staff,
             request: .object(["booking": .string(maxLength: 50), "reason": .string(maxLength: 500)], required: ["booking"]),
@@ -150,6 +156,7 @@ struct StaffOperations: Sendable {
             guard case .object(var data) = updated.eventData else { return updated }
             data["reason"] = .string(input.reason ?? "")
             try Outbox.append(db, type: "booking.cancelled_by_park", data: JSONValue.object(data))
+            state.changed(db)
             return updated
         }
     }
@@ -162,7 +169,8 @@ struct StaffOperations: Sendable {
     }
 
     var blockAdd: ServiceOperation {
-        .write(
+        let state = self.state
+        return .write(
             "booking.staff.blocks.add", summary: "Blocks a period (maintenance, events) on one cable or all; bookings already made stay (cancel them with booking.staff.cancel).",
             auth: Self.staff,
             request: .object(
@@ -180,6 +188,7 @@ struct StaffOperations: Sendable {
             try db.execute(
                 sql: "INSERT INTO block (id, cable_id, start_at, end_at, reason) VALUES (?, ?, ?, ?, ?)",
                 arguments: [id, input.cable, Instant.format(start), Instant.format(end), input.reason ?? ""])
+            state.changed(db)
             return ["id": .string(id)] as JSONValue
         }
     }
@@ -189,12 +198,14 @@ struct StaffOperations: Sendable {
     }
 
     var blockRemove: ServiceOperation {
-        .write(
+        let state = self.state
+        return .write(
             "booking.staff.blocks.remove", summary: "Removes a blocked period.", auth: Self.staff,
             request: .object(["id": .string(maxLength: 50)], required: ["id"]), response: .empty
         ) { (_, input: BlockRemove, db: Database) in
             try db.execute(sql: "DELETE FROM block WHERE id = ?", arguments: [input.id])
             guard db.changesCount == 1 else { throw ServiceError.notFound("no such block") }
+            state.changed(db)
             return Empty()
         }
     }
@@ -212,7 +223,8 @@ struct StaffOperations: Sendable {
     }
 
     var configure: ServiceOperation {
-        .write(
+        let state = self.state
+        return .write(
             "booking.admin.park.update",
             summary: "Changes the park's settings (absent fields stay). Bookings already made keep the price and cancellation rule they were made with.",
             auth: Self.staff,
@@ -241,6 +253,7 @@ struct StaffOperations: Sendable {
                     input.timeZone, input.slotMinutes, input.capacity, input.minimumNoticeMinutes, input.horizonDays, input.maxBookingsPerDay,
                     input.price?.minor, input.price?.currency, input.freeCancellationSeconds, input.lateSanction,
                 ])
+            state.changed(db)
             return Empty()
         }
     }
@@ -253,7 +266,8 @@ struct StaffOperations: Sendable {
     }
 
     var hoursSet: ServiceOperation {
-        .write(
+        let state = self.state
+        return .write(
             "booking.admin.hours.set",
             summary: "Sets opening hours for a weekday (1 = Monday) or an exception date; without open/close the day is closed. `close` 24:00 is written 00:00.",
             auth: Self.staff,
@@ -285,6 +299,7 @@ struct StaffOperations: Sendable {
             } else if let date = input.date {
                 try db.execute(sql: "INSERT OR REPLACE INTO park_exception VALUES (?, ?, ?)", arguments: [date, hours?.open, hours?.close])
             }
+            state.changed(db)
             return Empty()
         }
     }
@@ -296,7 +311,8 @@ struct StaffOperations: Sendable {
     }
 
     var cableSet: ServiceOperation {
-        .write(
+        let state = self.state
+        return .write(
             "booking.admin.cables.set", summary: "Adds or renames a cable (reverse), or takes it out of service (`active: false`).",
             auth: Self.staff,
             request: .object(["id": .string(minLength: 1, maxLength: 50), "name": .string(minLength: 1, maxLength: 100), "active": .boolean], required: ["id", "name"]),
@@ -305,6 +321,7 @@ struct StaffOperations: Sendable {
             try db.execute(
                 sql: "INSERT INTO cable (id, name, active) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET name = excluded.name, active = excluded.active",
                 arguments: [input.id, input.name, input.active ?? true])
+            state.changed(db)
             return Empty()
         }
     }

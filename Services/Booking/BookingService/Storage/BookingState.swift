@@ -1,0 +1,61 @@
+import Foundation
+import GRDB
+import Platform
+import Synchronization
+
+/// What booking keeps in memory between requests: the park's configuration and the
+/// availability of recently asked days. Both are dropped after every commit that could
+/// change them (a booking, a cancellation, a block, a setting), so they are never older
+/// than the last write; availability also expires after a second, since "bookable"
+/// depends on the time. A generation number keeps a read that raced with a write from
+/// storing what it read before the write.
+final class BookingState: Sendable {
+    private struct Caches {
+        var generation = 0
+        var park: ParkConfiguration?
+        var availability: [String: (items: Data, until: Date)] = [:]
+    }
+
+    private let caches = Mutex(Caches())
+
+    /// The current generation, to pass back when storing what was read after it.
+    var generation: Int { caches.withLock { $0.generation } }
+
+    /// The park's configuration, loaded once per change.
+    func configuration(_ db: Database) throws -> ParkConfiguration {
+        let (cached, generation) = caches.withLock { ($0.park, $0.generation) }
+        if let cached { return cached }
+        let loaded = try ParkConfiguration.load(db)
+        caches.withLock { if $0.generation == generation { $0.park = loaded } }
+        return loaded
+    }
+
+    /// A cached availability answer for `key`, if fresh.
+    func cachedAvailability(_ key: String, now: Date = Date()) -> Data? {
+        caches.withLock { caches in
+            guard let entry = caches.availability[key], entry.until > now else { return nil }
+            return entry.items
+        }
+    }
+
+    /// Stores an availability answer computed from a read that started at `generation`.
+    func storeAvailability(_ key: String, _ items: Data, generation: Int, now: Date = Date()) {
+        caches.withLock { caches in
+            guard caches.generation == generation else { return }
+            if caches.availability.count > 2_000 { caches.availability.removeAll(keepingCapacity: true) }
+            caches.availability[key] = (items, now.addingTimeInterval(1))
+        }
+    }
+
+    /// Call inside a transaction that changes bookings, blocks or settings: the caches are
+    /// dropped when it commits.
+    func changed(_ db: Database) {
+        db.afterNextTransaction { [self] _ in
+            caches.withLock { caches in
+                caches.generation += 1
+                caches.park = nil
+                caches.availability.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+}

@@ -1,0 +1,158 @@
+import ArgumentParser
+import Foundation
+import Histogram
+import Platform
+import SharedTesting
+
+/// Booking's figures: `booking.slots` latency at 64 in flight, durable `booking.create`
+/// throughput on distinct slots, and 200 riders racing for 10 places.
+struct BookingBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "booking", abstract: "booking.slots latency, booking.create throughput, the 200-for-10 race.")
+
+    @Option(help: "Seconds per measurement.")
+    var seconds: Double = 5
+
+    func run() async throws {
+        let directory = try TemporaryDirectory(prefix: "bench-booking")
+        var configuration = PlatformConfiguration()
+        configuration.gatewayEndpoint = TestEnvironment.freeEndpoint()
+        configuration.busInEndpoint = TestEnvironment.freeEndpoint()
+        configuration.busOutEndpoint = TestEnvironment.freeEndpoint()
+        for name in PlatformConfiguration.serviceNames { configuration.serviceEndpoints[name] = TestEnvironment.freeEndpoint() }
+        configuration.dataDirectory = directory.url.appendingPathComponent("data").path
+        configuration.logLevel = .info
+        // Sign-ups are set-up here, not measured: cheap hashing keeps them quick.
+        let environment = configuration.environment.merging(["BACKEND_AUTH_SCRYPT_LOG_N": "10", "BACKEND_AUTH_POW_DIFFICULTY": "0"]) { _, new in new }
+        let binaries = URL(fileURLWithPath: ProcessSetup.executablePath).deletingLastPathComponent()
+        var processes: [ChildProcess] = []
+        for name in ["auth", "booking", "gateway"] {
+            processes.append(
+                try ChildProcess(
+                    executable: binaries.appendingPathComponent(name), environment: environment,
+                    logFile: directory.url.appendingPathComponent("\(name).log")))
+        }
+        defer { for process in processes { process.kill(signal: SIGKILL) } }
+        let client = ServiceClient(endpoint: configuration.gatewayEndpoint, name: "bench")
+        for name in ["auth", "booking"] {
+            for _ in 0..<100 {
+                if (try? await client.call("\(name).health", idempotent: true, timeout: .milliseconds(300), attempts: 1))?.ok == true { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+
+        // An admin, and a park open around the clock where bookings are free of charge.
+        let admin = try await signUp(client, "admin@bench.example")
+        let direct = ServiceClient(endpoint: configuration.serviceEndpoints["auth"]!)
+        _ = try await direct.call("auth.internal.admin.grant", data: ["email": "admin@bench.example"])
+        await direct.close()
+        let adminToken = try await token(client, "admin@bench.example")
+        _ = admin
+        _ = try await client.call(
+            "booking.admin.park.update",
+            data: ["minimumNoticeMinutes": 0, "capacity": 1, "horizonDays": 365, "maxBookingsPerDay": 100, "price": ["minor": 0, "currency": "BYN"]],
+            token: adminToken)
+        for weekday in 1...7 {
+            _ = try await client.call(
+                "booking.admin.hours.set", data: ["weekday": .integer(Int64(weekday)), "open": "00:00", "close": "00:00"], token: adminToken)
+        }
+        var riders: [String] = []
+        for index in 0..<200 { riders.append(try await signUp(client, "rider\(index)@bench.example")) }
+
+        // (1) booking.slots for a day at 64 in flight, through the gateway.
+        let tomorrow = Self.date(daysFromNow: 1)
+        let slotsBody = Data(#"{"id":"s","op":"booking.slots","data":{"date":"\#(tomorrow)"}}"#.utf8)
+        let slots = try await LoadGenerator.run(
+            endpoint: configuration.gatewayEndpoint, body: slotsBody, expected: Data(#""ok":true"#.utf8), inFlight: 64, warmup: 1, seconds: seconds)
+        print(String(format: "booking.slots (96 slots), 64 in flight: %.0f req/s, p50 %.2f ms, p99 %.2f ms (target p99 under 3 ms) %@",
+            slots.rate, slots.p50 / 1000, slots.p99 / 1000, slots.p99 < 3_000 ? "PASS" : "FAIL"))
+
+        // (2) booking.create on distinct slots, 64 in flight, synchronous=FULL.
+        var starts: [(cable: String, start: String)] = []
+        for day in 2..<200 {
+            let date = Self.date(daysFromNow: day)
+            let reply = try await client.call("booking.slots", data: ["date": .string(date)], idempotent: true)
+            for item in reply.data?["items"]?.arrayElements ?? [] where item["bookable"] == true {
+                starts.append((item["cable"]?.stringValue ?? "", item["start"]?.stringValue ?? ""))
+            }
+            if starts.count > 60_000 { break }
+        }
+        let next = Counter(), made = Counter(), refused = Counter()
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        let started = ContinuousClock.now
+        let total = starts.count
+        let riderTokens = riders
+        let targets = starts
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<64 {
+                group.addTask {
+                    while ContinuousClock.now < deadline {
+                        let index = next.incrementAndGet() - 1
+                        guard index < total else { return }
+                        let reply = try? await client.call(
+                            "booking.create", data: ["cable": .string(targets[index].cable), "start": .string(targets[index].start)],
+                            token: riderTokens[worker], idem: "b\(index)", timeout: .seconds(10))
+                        if reply?.ok == true { made.increment() } else { refused.increment() }
+                    }
+                }
+            }
+        }
+        let elapsed = (ContinuousClock.now - started).milliseconds / 1000
+        let rate = Double(made.value) / elapsed
+        print(String(format: "booking.create, distinct slots, 64 in flight: %.0f durable bookings/s (%d made, %d refused; target at least 3000) %@",
+            rate, made.value, refused.value, rate >= 3_000 ? "PASS" : "FAIL"))
+
+        // (3) 200 riders race for the 10 places of one slot.
+        _ = try await client.call("booking.admin.park.update", data: ["capacity": 10], token: adminToken)
+        let raceSlot = try require(starts.last)
+        let won = Counter()
+        await withTaskGroup(of: Void.self) { group in
+            for token in riders {
+                group.addTask {
+                    let reply = try? await client.call(
+                        "booking.create", data: ["cable": .string(raceSlot.cable), "start": .string(raceSlot.start)], token: token, timeout: .seconds(30))
+                    if reply?.ok == true { won.increment() }
+                }
+            }
+        }
+        print("200 riders for 10 places: \(won.value) booked \(won.value == 10 ? "PASS" : "FAIL")")
+        await client.close()
+        for process in processes { await process.stop() }
+    }
+
+    static func date(daysFromNow days: Int) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "Europe/Minsk")!
+        let parts = calendar.dateComponents([.year, .month, .day], from: Date().addingTimeInterval(Double(days) * 86_400))
+        return String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+    }
+
+    func signUp(_ client: ServiceClient, _ email: String) async throws -> String {
+        let challenge = try await client.call("auth.challenge")
+        let reply = try await client.call(
+            "auth.register",
+            data: [
+                "email": .string(email), "password": "bench-password", "firstName": "Bench", "lastName": "Rider", "birthDate": "1990-01-01",
+                "acceptTerms": true, "challenge": ["nonce": challenge.data?["nonce"] ?? "", "counter": 0],
+            ])
+        guard let token = reply.data?["accessToken"]?.stringValue else { throw ValidationError("sign-up failed: \(reply.error?.message ?? "")") }
+        return token
+    }
+
+    func token(_ client: ServiceClient, _ email: String) async throws -> String {
+        let reply = try await client.call("auth.login", data: ["email": .string(email), "password": "bench-password"])
+        guard let token = reply.data?["accessToken"]?.stringValue else { throw ValidationError("sign-in failed") }
+        return token
+    }
+}
+
+extension JSONValue {
+    var arrayElements: [JSONValue]? {
+        if case .array(let elements) = self { return elements }
+        return nil
+    }
+}
+
+func require<T>(_ value: T?) throws -> T {
+    guard let value else { throw ValidationError("missing value") }
+    return value
+}
