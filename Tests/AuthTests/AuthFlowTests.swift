@@ -135,6 +135,23 @@ struct AuthFlowTests {
         }
     }
 
+    @Test("parallel guesses cannot pass the failed sign-in limit together")
+    func parallelGuesses() async throws {
+        try await Self.withAuth { stack in
+            _ = try await Self.register(stack, "target@example.com")
+            let replies = try await withThrowingTaskGroup(of: Reply.Parsed.self) { group in
+                for index in 0..<12 {
+                    group.addTask {
+                        try await stack.client.call("auth.login", data: ["email": "target@example.com", "password": .string("guess-\(index)-x")])
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(replies.filter { $0.error?.code == .unauthenticated }.count == 5)
+            #expect(replies.filter { $0.error?.code == .rateLimited }.count == 7)
+        }
+    }
+
     @Test("refresh rotates; a reused refresh token revokes the session")
     func refreshRotation() async throws {
         try await Self.withAuth { stack in
@@ -197,8 +214,10 @@ struct AuthFlowTests {
             let borisID = try #require(boris["user"]?["id"])
 
             #expect(try await stack.client.call("auth.role.switch", data: ["role": "admin"], token: annaToken).error?.code == .forbidden)
-            let sponsor = try await stack.client.call("auth.role.switch", data: ["role": "sponsor"], token: annaToken)
+            let sponsor = try await stack.client.call("auth.role.switch", data: ["role": "sponsor"], token: annaToken, idem: "switch-1")
             #expect(sponsor.data?["user"]?["activeRole"] == "sponsor")
+            // A role switch renews the access token only: no refresh token comes out of it.
+            #expect(sponsor.data?["refreshToken"] == nil && sponsor.data?["accessToken"] != nil)
             #expect(try await stack.client.call("auth.admin.users.list", token: annaToken, idempotent: true).error?.code == .forbidden)
             #expect(try await stack.client.call("auth.audit.list", token: annaToken, idempotent: true).error?.code == .forbidden)
             #expect(
@@ -214,11 +233,16 @@ struct AuthFlowTests {
             let borisProfile = try await stack.client.call("auth.profile.get", token: try Self.token(boris), idempotent: true)
             #expect(borisProfile.data?["firstName"] == "Anna")
 
-            let updated = try await stack.client.call(
-                "auth.profile.update", data: ["firstName": "Anya", "patronymic": nil, "phone": "+79161234567"], token: annaToken)
-            #expect(updated.data?["firstName"] == "Anya" && updated.data?["patronymic"] == nil && updated.data?["phone"] == "+79161234567")
-            let badPhone = try await stack.client.call("auth.profile.update", data: ["phone": "89161234567"], token: annaToken)
+            let updated = try await stack.client.call("auth.profile.update", data: ["firstName": "Anya", "patronymic": nil], token: annaToken)
+            #expect(updated.data?["firstName"] == "Anya" && updated.data?["patronymic"] == nil)
+            // The phone changes only with a code sent to the new number.
+            #expect(try await stack.client.call("auth.profile.update", data: ["phone": "+79161234567"], token: annaToken).error?.code == .validationFailed)
+            let badPhone = try await stack.client.call("auth.phone.change.start", data: ["phone": "89161234567"], token: annaToken)
             #expect(badPhone.error?.fields["phone"] != nil)
+            #expect(try await stack.client.call("auth.phone.change.start", data: ["phone": "+79161234567"], token: annaToken).ok)
+            let code = try await Messages.code(to: "+79161234567", in: stack)
+            let confirmed = try await stack.client.call("auth.phone.change.confirm", data: ["code": .string(code)], token: annaToken)
+            #expect(confirmed.data?["phone"] == "+79161234567")
         }
     }
 
@@ -280,6 +304,21 @@ struct AuthFlowTests {
             let verifier = AccessTokenVerifier(keys: published)
             let principal = try verifier.verify(try Self.token(tokens))
             #expect(principal.userID == tokens["user"]?["id"]?.stringValue)
+
+            // Rotation: a new key signs, the old one still verifies; retired, it is refused.
+            let direct = ServiceClient(endpoint: stack.configuration.serviceEndpoints["auth"]!)
+            let oldKey = try #require(published.keys.first)
+            let rotated = try await direct.call("auth.internal.keys.rotate")
+            let newKey = try #require(rotated.data?["kid"]?.stringValue)
+            #expect(try await stack.client.call("auth.profile.get", token: try Self.token(tokens), idempotent: true).ok)
+            let fresh = try #require(try await stack.client.call("auth.login", data: ["email": "keys@example.com", "password": "secret-pass-1"]).data)
+            let freshHeader = try JSONParser.parse(Data(try #require(Base64URL.decode(try Self.token(fresh).split(separator: ".")[0]))))
+            #expect(freshHeader["kid"]?.stringValue == newKey)
+            #expect(try await direct.call("auth.internal.keys.retire", data: ["kid": .string(oldKey)]).ok)
+            #expect(try await stack.client.call("auth.profile.get", token: try Self.token(tokens), idempotent: true).error?.code == .unauthenticated)
+            #expect(try await stack.client.call("auth.profile.get", token: try Self.token(fresh), idempotent: true).ok)
+            #expect(try await direct.call("auth.internal.keys.retire", data: ["kid": .string(newKey)]).error?.code == .conflict)
+            await direct.close()
 
             let describe = try await stack.client.call("auth.describe", idempotent: true)
             guard case .array(let operations)? = describe.data?["operations"] else {

@@ -164,9 +164,13 @@ struct AuthMessagingTests {
             let code = try await Messages.code(to: "forgetful@example.com", in: stack)
             #expect(Messages.outbox(stack).allSatisfy { $0.recipient != "nobody@example.com" })
 
+            let wrongCode = code == "999999" ? "999998" : "999999"
             let wrong = try await stack.client.call(
-                "auth.password.reset", data: ["email": "forgetful@example.com", "code": "999999", "newPassword": "brand-new-pass"])
-            #expect(wrong.error?.code == .validationFailed || code == "999999")
+                "auth.password.reset", data: ["email": "forgetful@example.com", "code": .string(wrongCode), "newPassword": "brand-new-pass"])
+            let unknown = try await stack.client.call(
+                "auth.password.reset", data: ["email": "nobody@example.com", "code": .string(wrongCode), "newPassword": "brand-new-pass"])
+            // The same answer for a wrong code and an unknown account.
+            #expect(wrong.error?.code == .validationFailed && wrong.error == unknown.error)
             let reset = try await stack.client.call(
                 "auth.password.reset", data: ["email": "forgetful@example.com", "code": .string(code), "newPassword": "brand-new-pass"])
             #expect(reset.ok)
@@ -185,6 +189,12 @@ struct AuthMessagingTests {
             let code = try await Messages.code(to: "new@example.com", in: stack)
             let changed = try await stack.client.call("auth.email.change.confirm", data: ["code": .string(code)], token: token)
             #expect(changed.data?["email"] == "new@example.com")
+
+            // A taken address answers the same, and gets no code.
+            _ = try await AuthFlowTests.register(stack, "taken@example.com")
+            #expect(try await stack.client.call("auth.email.change.start", data: ["newEmail": "taken@example.com"], token: token).ok)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(Messages.outbox(stack).allSatisfy { $0.recipient != "taken@example.com" })
 
             let refused = try await stack.client.call("auth.account.delete", data: ["password": "not-my-password"], token: token)
             #expect(refused.error?.fields["password"] != nil)
@@ -249,10 +259,17 @@ struct AuthMessagingTests {
                 #expect(try await stack.client.call("auth.facebook.login", data: ["accessToken": "other-app"]).error?.code == .unauthenticated)
             }
             try await TestStack.with(services: ["auth"], extraEnvironment: Self.environment.merging(providers.environment) { _, new in new }) { stack in
-                // An existing email account is linked, not duplicated.
-                let existing = try await AuthFlowTests.register(stack, "anna@example.com")
+                // Someone registered Anna's address without proving it: when Anna signs in with
+                // Facebook, the account is hers, and the squatter's password and session end.
+                let squatter = try await AuthFlowTests.register(stack, "anna@example.com", password: "squatter-pass-1")
                 let linked = try await stack.client.call("auth.facebook.login", data: ["accessToken": "valid-anna"])
-                #expect(linked.data?["user"]?["id"] == existing["user"]?["id"])
+                #expect(linked.data?["user"]?["id"] == squatter["user"]?["id"])
+                #expect(try await stack.client.call("auth.login", data: ["email": "anna@example.com", "password": "squatter-pass-1"]).error?.code == .unauthenticated)
+                #expect(try await stack.client.call("auth.profile.get", token: try AuthFlowTests.token(squatter), idempotent: true).error?.code == .unauthenticated)
+                // A proven address (via a reset code) is simply linked, its password kept.
+                _ = try await AuthFlowTests.register(stack, "mail@example.com")
+                let reset = try await stack.client.call("auth.password.forgot", data: ["email": "mail@example.com"])
+                #expect(reset.ok)
             }
             await providers.stop()
         } catch {

@@ -60,6 +60,10 @@ public enum AuthService {
                     try db.execute(sql: "ALTER TABLE user ADD COLUMN facebook_id TEXT")
                     try db.execute(sql: "CREATE UNIQUE INDEX user_facebook ON user(facebook_id)")
                 }
+                migrator.registerMigration("auth-5-email-verified") { db in
+                    // Set once the mailbox is proven: a code received there, or Facebook's word.
+                    try db.execute(sql: "ALTER TABLE user ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0")
+                }
             },
             verifier: verifier,
             prepare: { pool in

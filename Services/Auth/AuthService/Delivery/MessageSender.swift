@@ -81,7 +81,10 @@ final class MessageSender: Service, Sendable {
                 guard let transport = transports[message.channel] else { throw CryptoError("no transport for \(message.channel)") }
                 try transport.deliver(message)
                 try pool.write { db in
-                    try db.execute(sql: "UPDATE message SET sent_at = ?, attempts = attempts + 1 WHERE id = ?", arguments: [Instant.format(Date()), message.id])
+                    // The text held a code: once sent, it is not kept.
+                    try db.execute(
+                        sql: "UPDATE message SET sent_at = ?, attempts = attempts + 1, subject = '', body = '' WHERE id = ?",
+                        arguments: [Instant.format(Date()), message.id])
                 }
                 logger.info("message sent", metadata: ["id": "\(message.id)", "channel": "\(message.channel.rawValue)"])
             } catch {

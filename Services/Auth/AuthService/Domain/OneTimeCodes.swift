@@ -11,6 +11,7 @@ struct OneTimeCodes: Sendable {
         case passwordReset = "password_reset"
         case emailChange = "email_change"
         case accountDeletion = "account_deletion"
+        case phoneChange = "phone_change"
     }
 
     /// How long a code is valid.

@@ -16,6 +16,14 @@ struct IssuedTokens: Codable, Sendable {
     var user: AccountSummary
 }
 
+/// A fresh access token for the current session, without a new refresh token.
+struct AccessTokenOnly: Codable, Sendable {
+    var accessToken: String
+    var accessTokenExpiresAt: String
+    var sessionId: String
+    var user: AccountSummary
+}
+
 /// A user's id and roles, as tokens carry them.
 struct AccountSummary: Codable, Sendable {
     var id: String
@@ -63,6 +71,30 @@ struct SessionIssuer: Sendable {
         return IssuedTokens(
             accessToken: try keys.signer.token(for: claims),
             accessTokenExpiresAt: Instant.format(epochMilliseconds: expiresAt * 1000), refreshToken: refreshToken,
+            sessionId: sessionID, user: account)
+    }
+
+    /// A new access token for a live session (after a role switch): the session must be
+    /// within its idle and absolute limits, and counts as active. No refresh token is
+    /// issued: that stays the one the client holds.
+    func accessToken(_ db: Database, sessionID: String, userID: String, now: Date = Date()) throws -> AccessTokenOnly {
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT created_at, last_seen_at, revoked_at FROM session WHERE id = ? AND user_id = ?", arguments: [sessionID, userID]),
+            row["revoked_at"] as String? == nil
+        else { throw ServiceError.unauthenticated("the session was revoked") }
+        if let reason = policy.expiry(
+            createdAt: Instant.parse(row["created_at"]) ?? now, lastSeenAt: Instant.parse(row["last_seen_at"]) ?? now, now: now)
+        {
+            throw ServiceError.unauthenticated(reason)
+        }
+        try db.execute(sql: "UPDATE session SET last_seen_at = ? WHERE id = ?", arguments: [Instant.format(now), sessionID])
+        let account = try AccountSummary.load(db, id: userID)
+        let issuedAt = Int64(now.timeIntervalSince1970)
+        let expiresAt = issuedAt + Int64(policy.accessTokenLifetime)
+        let claims = AccessTokenClaims(
+            userID: userID, roles: account.roles, activeRole: account.activeRole, sessionID: sessionID, issuedAt: issuedAt, expiresAt: expiresAt)
+        return AccessTokenOnly(
+            accessToken: try keys.signer.token(for: claims), accessTokenExpiresAt: Instant.format(epochMilliseconds: expiresAt * 1000),
             sessionId: sessionID, user: account)
     }
 

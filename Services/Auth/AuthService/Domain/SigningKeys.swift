@@ -62,6 +62,18 @@ final class SigningKeys: Sendable {
     /// The published keys as a JWK set.
     var document: JSONValue { JSONWebKeySet.document(state.withLock { $0?.published ?? [] }) }
 
+    /// Withdraws a key; the newest remaining key signs from now on. The last key cannot go.
+    func retire(_ id: String, pool: DatabasePool) throws {
+        try pool.write { db in
+            let live = try String.fetchAll(db, sql: "SELECT kid FROM signing_key WHERE retired_at IS NULL")
+            guard live.contains(id) else { throw ServiceError.notFound("no such live key") }
+            guard live.count > 1 else { throw ServiceError.conflict("rotate in a new key before retiring the last one", reason: "last_key") }
+            try db.execute(sql: "UPDATE signing_key SET retired_at = ? WHERE kid = ?", arguments: [Instant.format(Date()), id])
+            try AuditLog.record(db, .keyRotated, user: nil, detail: ["retired": .string(id)])
+        }
+        try load(from: pool)
+    }
+
     /// Adds a new signing key; the old ones stay published.
     func rotate(pool: DatabasePool) throws -> String {
         let (id, raw) = try pool.write { db -> (String, Data) in

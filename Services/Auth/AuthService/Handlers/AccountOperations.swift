@@ -32,7 +32,14 @@ struct AccountOperations: Sendable {
             response: .object(
                 ["nonce": .string(), "difficulty": .integer(minimum: 0), "expiresAt": .string(format: .dateTime)],
                 required: ["nonce", "difficulty", "expiresAt"])
-        ) { (_, _: Empty, db: Database) in
+        ) { (context, _: Empty, db: Database) in
+            if let client = context.clientAddress {
+                try AttemptLimiter.check(db, key: "challenge:" + client, limit: 120, window: 60)
+                try AttemptLimiter.record(db, key: "challenge:" + client)
+            }
+            // Old challenges and attempts are of no use: purge them as new ones come.
+            try db.execute(sql: "DELETE FROM challenge WHERE expires_at < ?", arguments: [Instant.format(Date())])
+            try db.execute(sql: "DELETE FROM attempt WHERE at < ?", arguments: [Date().timeIntervalSince1970 - 86_400])
             let nonce = Digest.hex(Digest.randomBytes(16))
             let expires = Instant.format(Date().addingTimeInterval(600))
             try db.execute(
@@ -94,9 +101,17 @@ struct AccountOperations: Sendable {
             if !input.acceptTerms { problems["acceptTerms"] = "the terms must be accepted" }
             guard problems.isEmpty else { throw ServiceError.validationFailed(problems) }
             let email = Identifiers.email(input.email)
-            let passwordHash = try await hasher.hash(input.password)
-            return try await context.database().write { db in
+            let pool = try context.database()
+            // The proof of work is spent before the expensive hash, so bots cannot make
+            // the service hash for free.
+            try await pool.write { db in
                 try Self.consume(db, input.challenge)
+                if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true {
+                    throw ServiceError.conflict("an account with this email already exists", reason: "email_taken")
+                }
+            }
+            let passwordHash = try await hasher.hash(input.password)
+            return try await pool.write { db in
                 if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true {
                     throw ServiceError.conflict("an account with this email already exists", reason: "email_taken")
                 }
@@ -126,18 +141,21 @@ struct AccountOperations: Sendable {
             let email = Identifiers.email(input.email)
             let pool = try context.database()
             let limitKey = "login:" + email
-            // Failures count per account and, through the gateway, per client address.
+            // Failures count per account and, through the gateway, per client address. The
+            // attempt is recorded before hashing, so parallel guesses cannot pass the check
+            // together; a success takes its own attempt back.
             let clientKey = context.clientAddress.map { "login-client:" + $0 }
-            let account = try await pool.read { db -> (id: String, hash: String)? in
+            let (account, reserved) = try await pool.write { db -> ((id: String, hash: String)?, [Int64]) in
                 try AttemptLimiter.check(db, key: limitKey, limit: settings.failedSignInLimit, window: 15 * 60)
                 if let clientKey {
                     try AttemptLimiter.check(db, key: clientKey, limit: settings.failedSignInLimitPerClient, window: 15 * 60)
                 }
-                guard let row = try Row.fetchOne(
-                    db, sql: "SELECT id, password_hash FROM user WHERE email = ?", arguments: [email]),
+                var reserved = [try AttemptLimiter.record(db, key: limitKey)]
+                if let clientKey { reserved.append(try AttemptLimiter.record(db, key: clientKey)) }
+                guard let row = try Row.fetchOne(db, sql: "SELECT id, password_hash FROM user WHERE email = ?", arguments: [email]),
                     let hash = row["password_hash"] as String?
-                else { return nil }
-                return (row["id"], hash)
+                else { return (nil, reserved) }
+                return ((row["id"], hash), reserved)
             }
             // An unknown email costs the same time as a wrong password.
             let matches: Bool
@@ -149,12 +167,11 @@ struct AccountOperations: Sendable {
             }
             let outcome = try await pool.write { db -> Result<IssuedTokens, ServiceError> in
                 guard let account, matches else {
-                    try AttemptLimiter.record(db, key: limitKey)
-                    if let clientKey { try AttemptLimiter.record(db, key: clientKey) }
                     try AuditLog.record(db, .signInFailed, user: account?.id, detail: ["method": "email"], client: context.clientAddress)
                     return .failure(.unauthenticated(Self.failedSignIn))
                 }
                 try AttemptLimiter.clear(db, key: limitKey)
+                try AttemptLimiter.remove(db, ids: reserved)
                 try AuditLog.record(db, .signInSucceeded, user: account.id, detail: ["method": "email"], client: context.clientAddress)
                 return .success(try issuer.open(db, userID: account.id))
             }
@@ -255,17 +272,22 @@ struct AccountOperations: Sendable {
 
     var roleSwitch: ServiceOperation {
         let issuer = self.issuer
-        return .write(
+        return .task(
             "auth.role.switch",
-            summary: "Picks the role the caller acts in (goals app: recipient or sponsor; staff and admin if held) and returns tokens carrying it.",
-            auth: .authenticated, request: .object(["role": AuthSchemas.role], required: ["role"]), response: AuthSchemas.tokens
-        ) { (context, input: RoleSwitch, db: Database) in
+            summary: "Picks the role the caller acts in (goals app: recipient or sponsor; staff and admin if held) and returns a new access token carrying it (the refresh token stays the same). Ignores idem.",
+            auth: .authenticated, request: .object(["role": AuthSchemas.role], required: ["role"]),
+            response: .object(
+                ["accessToken": .string(), "accessTokenExpiresAt": .string(format: .dateTime), "sessionId": .string(), "user": AuthSchemas.account],
+                required: ["accessToken", "accessTokenExpiresAt", "sessionId", "user"])
+        ) { (context, input: RoleSwitch) in
             let principal = try context.requirePrincipal()
-            let held = try String.fetchAll(db, sql: "SELECT role FROM user_role WHERE user_id = ?", arguments: [principal.userID])
-            guard held.contains(input.role) else { throw ServiceError.forbidden("you do not hold the role \(input.role)") }
-            try db.execute(sql: "UPDATE user SET active_role = ? WHERE id = ?", arguments: [input.role, principal.userID])
-            try AuditLog.record(db, .roleSwitched, user: principal.userID, detail: ["role": .string(input.role)])
-            return try issuer.issue(db, sessionID: principal.sessionID, userID: principal.userID)
+            return try await context.database().write { db in
+                let held = try String.fetchAll(db, sql: "SELECT role FROM user_role WHERE user_id = ?", arguments: [principal.userID])
+                guard held.contains(input.role) else { throw ServiceError.forbidden("you do not hold the role \(input.role)") }
+                try db.execute(sql: "UPDATE user SET active_role = ? WHERE id = ?", arguments: [input.role, principal.userID])
+                try AuditLog.record(db, .roleSwitched, user: principal.userID, detail: ["role": .string(input.role)], client: context.clientAddress)
+                return try issuer.accessToken(db, sessionID: principal.sessionID, userID: principal.userID)
+            }
         }
     }
 

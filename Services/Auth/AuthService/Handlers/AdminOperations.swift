@@ -7,7 +7,7 @@ struct AdminOperations: Sendable {
     let issuer: SessionIssuer
     let keys: SigningKeys
 
-    var all: [ServiceOperation] { [usersList, usersCount, rolesGrant, rolesRevoke, auditList, keysDocument, rotateKeys, bootstrapAdmin, usersGet] }
+    var all: [ServiceOperation] { [usersList, usersCount, rolesGrant, rolesRevoke, auditList, keysDocument, rotateKeys, retireKey, bootstrapAdmin, usersGet] }
 
     static let admin = AuthRule.anyRole([Role.admin.rawValue])
 
@@ -36,8 +36,11 @@ struct AdminOperations: Sendable {
             var conditions: [String] = []
             var arguments: [(any DatabaseValueConvertible)?] = []
             if let query = input.query, !query.isEmpty {
-                let pattern = "%" + query.lowercased().replacingOccurrences(of: "%", with: "") + "%"
-                conditions.append("(lower(email) LIKE ? OR phone LIKE ? OR lower(first_name) LIKE ? OR lower(last_name) LIKE ?)")
+                let escaped = query.lowercased().replacingOccurrences(of: "\\", with: "\\\\")
+                    .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+                let pattern = "%" + escaped + "%"
+                conditions.append(
+                    "(lower(email) LIKE ? ESCAPE '\\' OR phone LIKE ? ESCAPE '\\' OR lower(first_name) LIKE ? ESCAPE '\\' OR lower(last_name) LIKE ? ESCAPE '\\')")
                 arguments += [pattern, pattern, pattern, pattern]
             }
             if let role = input.role {
@@ -219,6 +222,22 @@ struct AdminOperations: Sendable {
         ) { (context, _: Empty) in
             let pool = try context.database()
             return Rotated(kid: try keys.rotate(pool: pool))
+        }
+    }
+
+    struct Retire: Codable, Sendable {
+        var kid: String
+    }
+
+    var retireKey: ServiceOperation {
+        let keys = self.keys
+        return .task(
+            "auth.internal.keys.retire",
+            summary: "Withdraws a signing key (e.g. leaked): it is no longer published, and tokens signed with it are refused once services refresh their keys (within a minute).",
+            auth: .internal, request: .object(["kid": .string(maxLength: 50)], required: ["kid"]), response: .empty
+        ) { (context, input: Retire) in
+            try keys.retire(input.kid, pool: try context.database())
+            return Empty()
         }
     }
 

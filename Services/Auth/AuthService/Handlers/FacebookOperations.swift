@@ -33,25 +33,45 @@ struct FacebookOperations: Sendable {
             guard let appID = settings.facebookAppID, let appSecret = settings.facebookAppSecret else {
                 throw ServiceError.unavailable("Facebook sign-in is not configured")
             }
-            let user = try await Self.verify(
-                token: input.accessToken, graph: settings.facebookGraphURL, appID: appID, appSecret: appSecret, logger: context)
+            let user: GraphUser
+            do {
+                user = try await Self.verify(
+                    token: input.accessToken, graph: settings.facebookGraphURL, appID: appID, appSecret: appSecret, logger: context)
+            } catch let error as ServiceError where error.code == .unauthenticated {
+                try await context.database().write { db in
+                    try AuditLog.record(db, .signInFailed, user: nil, detail: ["method": "facebook"], client: context.clientAddress)
+                }
+                throw error
+            }
             return try await context.database().write { db -> IssuedTokens in
                 let userID: String
                 if let linked = try String.fetchOne(db, sql: "SELECT id FROM user WHERE facebook_id = ?", arguments: [user.id]) {
                     userID = linked
                 } else if let email = user.email.map(Identifiers.email),
-                    let existing = try String.fetchOne(db, sql: "SELECT id FROM user WHERE email = ?", arguments: [email])
+                    let existing = try Row.fetchOne(db, sql: "SELECT id, email_verified FROM user WHERE email = ?", arguments: [email])
                 {
-                    // Facebook only returns confirmed emails: the same address is the same person.
-                    try db.execute(sql: "UPDATE user SET facebook_id = ? WHERE id = ?", arguments: [user.id, existing])
-                    userID = existing
+                    // Facebook only returns confirmed emails, so its user owns this address.
+                    // If the account never proved it owns the address, someone else may
+                    // have registered it: their password and sessions end here.
+                    let existingID: String = existing["id"]
+                    if !(existing["email_verified"] as Bool) {
+                        try db.execute(sql: "UPDATE user SET password_hash = NULL WHERE id = ?", arguments: [existingID])
+                        try issuer.revoke(db, sessions: try SessionIssuer.live(db, userID: existingID), userID: existingID, reason: "email_claimed")
+                    }
+                    try db.execute(
+                        sql: "UPDATE user SET facebook_id = ?, email_verified = 1 WHERE id = ?", arguments: [user.id, existingID])
+                    try AuditLog.record(
+                        db, .facebookLinked, user: existingID, detail: ["passwordCleared": .bool(!(existing["email_verified"] as Bool))],
+                        client: context.clientAddress)
+                    userID = existingID
                 } else {
                     let parts = user.name.split(separator: " ", maxSplits: 1).map(String.init)
                     userID = try Accounts.create(
                         db, email: user.email.map(Identifiers.email), phone: nil, passwordHash: nil,
                         firstName: String((parts.first ?? "").prefix(100)), lastName: String((parts.count > 1 ? parts[1] : "").prefix(100)),
                         patronymic: nil, birthDate: nil, termsVersion: nil, method: "facebook", client: context.clientAddress)
-                    try db.execute(sql: "UPDATE user SET facebook_id = ? WHERE id = ?", arguments: [user.id, userID])
+                    try db.execute(
+                        sql: "UPDATE user SET facebook_id = ?, email_verified = ? WHERE id = ?", arguments: [user.id, user.email != nil, userID])
                 }
                 try AuditLog.record(db, .signInSucceeded, user: userID, detail: ["method": "facebook"], client: context.clientAddress)
                 return try issuer.open(db, userID: userID)

@@ -90,6 +90,7 @@ struct PhoneOperations: Sendable {
             }
             return try await context.database().write { db -> Result<IssuedTokens, ServiceError> in
                 if case .failure(let refusal) = try codes.check(db, .phoneSignIn, target: input.phone, code: input.code, consume: false) {
+                    try AuditLog.record(db, .signInFailed, user: nil, detail: ["method": "phone"], client: context.clientAddress)
                     return .failure(refusal.serviceError)
                 }
                 let existing = try String.fetchOne(db, sql: "SELECT id FROM user WHERE phone = ?", arguments: [input.phone])
@@ -152,6 +153,10 @@ enum Accounts {
         let contacts = try Row.fetchOne(db, sql: "SELECT email, phone FROM user WHERE id = ?", arguments: [userID])
         for target in [userID, contacts?["email"] as String?, contacts?["phone"] as String?].compactMap({ $0 }) {
             try db.execute(sql: "DELETE FROM one_time_code WHERE target = ?", arguments: [target])
+            try db.execute(sql: "DELETE FROM message WHERE recipient = ?", arguments: [target])
+            for prefix in ["login:", "sms:", "reset:"] {
+                try db.execute(sql: "DELETE FROM attempt WHERE key = ?", arguments: [prefix + target])
+            }
         }
         try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [userID])
         try AuditLog.record(db, .accountDeleted, user: userID, actor: actor, client: client)

@@ -63,17 +63,16 @@ struct ProfileOperations: Sendable {
         var lastName: String?
         var patronymic: String?
         var birthDate: String?
-        var phone: String?
     }
 
     var update: ServiceOperation {
         .write(
             "auth.profile.update",
-            summary: "Changes names, birth date or phone (absent fields stay; patronymic null clears it). Admins may name another user.",
+            summary: "Changes names or birth date (absent fields stay; patronymic null clears it). Email and phone change with a code (auth.email.change.*, auth.phone.change.*). Admins may name another user.",
             auth: .authenticated,
             request: .object([
                 "userId": .string(maxLength: 100), "firstName": AuthSchemas.name, "lastName": AuthSchemas.name,
-                "patronymic": AuthSchemas.name.nullable(), "birthDate": AuthSchemas.birthDate, "phone": AuthSchemas.phone,
+                "patronymic": AuthSchemas.name.nullable(), "birthDate": AuthSchemas.birthDate,
             ]),
             response: AuthSchemas.profile
         ) { (context, input: Update, db: Database) in
@@ -81,16 +80,11 @@ struct ProfileOperations: Sendable {
             if let birthDate = input.birthDate, let problem = ProfileRules.birthDateProblem(birthDate) {
                 throw ServiceError.invalid("birthDate", problem)
             }
-            if let phone = input.phone,
-                try String.fetchOne(db, sql: "SELECT id FROM user WHERE phone = ?", arguments: [phone]).map({ $0 != id }) == true
-            {
-                throw ServiceError.conflict("this phone number belongs to another account", reason: "phone_taken")
-            }
             try db.execute(
                 sql: """
                     UPDATE user SET first_name = COALESCE(?, first_name), last_name = COALESCE(?, last_name),
-                        birth_date = COALESCE(?, birth_date), phone = COALESCE(?, phone) WHERE id = ?
-                    """, arguments: [input.firstName, input.lastName, input.birthDate, input.phone, id])
+                        birth_date = COALESCE(?, birth_date) WHERE id = ?
+                    """, arguments: [input.firstName, input.lastName, input.birthDate, id])
             // Absent keeps the patronymic; null clears it.
             let patronymic = context.data["patronymic"]
             if let patronymic {
@@ -98,7 +92,7 @@ struct ProfileOperations: Sendable {
             }
             let changed = [
                 input.firstName.map { _ in "firstName" }, input.lastName.map { _ in "lastName" }, input.birthDate.map { _ in "birthDate" },
-                input.phone.map { _ in "phone" }, patronymic.map { _ in "patronymic" },
+                patronymic.map { _ in "patronymic" },
             ].compactMap { $0 }
             try AuditLog.record(
                 db, .profileUpdated, user: id, actor: try context.requirePrincipal().userID,

@@ -22,7 +22,54 @@ struct RecoveryOperations: Sendable {
         confirmationCodes = OneTimeCodes(lifetime: 30 * 60, resendAfter: resendAfter)
     }
 
-    var all: [ServiceOperation] { [forgot, reset, emailChangeStart, emailChangeConfirm, deletionStart, deleteAccount, adminDelete] }
+    var all: [ServiceOperation] {
+        [forgot, reset, emailChangeStart, emailChangeConfirm, phoneChangeStart, phoneChangeConfirm, deletionStart, deleteAccount, adminDelete]
+    }
+
+    struct PhoneChange: Codable, Sendable {
+        var phone: String
+    }
+
+    var phoneChangeStart: ServiceOperation {
+        let (codes, wake) = (self.confirmationCodes, self.wake)
+        return .write(
+            "auth.phone.change.start",
+            summary: "Sends an SMS code to the new number (none when it belongs to another account; the answer is the same); the phone changes once confirmed.",
+            auth: .authenticated, request: .object(["phone": AuthSchemas.phone], required: ["phone"]), response: .empty
+        ) { (context, input: PhoneChange, db: Database) in
+            let principal = try context.requirePrincipal()
+            try AttemptLimiter.check(db, key: "phone-change:" + principal.userID, limit: 5, window: 3_600)
+            try AttemptLimiter.record(db, key: "phone-change:" + principal.userID)
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE phone = ?", arguments: [input.phone]) == true { return Empty() }
+            let code = try codes.issue(db, .phoneChange, target: principal.userID, detail: input.phone)
+            try MessageOutbox.enqueue(db, .sms, to: input.phone, body: "Your code to confirm this number is \(code).", wake: wake)
+            return Empty()
+        }
+    }
+
+    var phoneChangeConfirm: ServiceOperation {
+        let codes = self.confirmationCodes
+        return .task(
+            "auth.phone.change.confirm", summary: "Confirms the new phone number with its SMS code.", auth: .authenticated,
+            request: .object(["code": .string(minLength: 6, maxLength: 6)], required: ["code"]), response: AuthSchemas.profile
+        ) { (context, input: Confirm) in
+            let principal = try context.requirePrincipal()
+            return try await context.database().write { db -> Result<ProfileOperations.Profile, ServiceError> in
+                let checked = try codes.check(db, .phoneChange, target: principal.userID, code: input.code)
+                guard case .success(let detail) = checked, let phone = detail else {
+                    if case .failure(let refusal) = checked { return .failure(refusal.serviceError) }
+                    return .failure(OneTimeCodes.Refusal.noValidCode.serviceError)
+                }
+                if try String.fetchOne(db, sql: "SELECT id FROM user WHERE phone = ?", arguments: [phone]).map({ $0 != principal.userID }) == true {
+                    return .failure(.conflict("this phone number belongs to another account", reason: "phone_taken"))
+                }
+                try db.execute(sql: "UPDATE user SET phone = ? WHERE id = ?", arguments: [phone, principal.userID])
+                try AuditLog.record(db, .phoneChanged, user: principal.userID, client: context.clientAddress)
+                guard let profile = try ProfileOperations.Profile.load(db, id: principal.userID) else { return .failure(.notFound("no such user")) }
+                return .success(profile)
+            }.get()
+        }
+    }
 
     struct Forgot: Codable, Sendable {
         var email: String
@@ -73,15 +120,26 @@ struct RecoveryOperations: Sendable {
         ) { (context, input: Reset) in
             if let problem = PasswordPolicy.problem(with: input.newPassword) { throw ServiceError.invalid("newPassword", problem) }
             let email = Identifiers.email(input.email)
+            // One answer for every refusal (no account, no code, wrong code, too many
+            // tries), so the reset cannot tell which emails have accounts.
+            let refused = ServiceError.invalid("code", "the code is not valid or has expired")
+            let pool = try context.database()
+            // The code is checked (and a wrong one counted) before the expensive hash.
+            let valid = try await pool.write { db -> Bool in
+                guard case .success = try codes.check(db, .passwordReset, target: email, code: input.code, consume: false) else {
+                    try AuditLog.record(db, .codeRejected, user: nil, detail: ["purpose": "password_reset"], client: context.clientAddress)
+                    return false
+                }
+                return true
+            }
+            guard valid else { throw refused }
             let newHash = try await hasher.hash(input.newPassword)
-            return try await context.database().write { db -> Result<Empty, ServiceError> in
-                if case .failure(let refusal) = try codes.check(db, .passwordReset, target: email, code: input.code) {
-                    return .failure(refusal.serviceError)
-                }
-                guard let userID = try String.fetchOne(db, sql: "SELECT id FROM user WHERE email = ?", arguments: [email]) else {
-                    return .failure(OneTimeCodes.Refusal.noValidCode.serviceError)
-                }
-                try db.execute(sql: "UPDATE user SET password_hash = ? WHERE id = ?", arguments: [newHash, userID])
+            return try await pool.write { db -> Result<Empty, ServiceError> in
+                guard case .success = try codes.check(db, .passwordReset, target: email, code: input.code),
+                    let userID = try String.fetchOne(db, sql: "SELECT id FROM user WHERE email = ?", arguments: [email])
+                else { return .failure(refused) }
+                // The code arrived by email: the mailbox is proven.
+                try db.execute(sql: "UPDATE user SET password_hash = ?, email_verified = 1 WHERE id = ?", arguments: [newHash, userID])
                 try issuer.revoke(db, sessions: try SessionIssuer.live(db, userID: userID), userID: userID, reason: "password_reset")
                 try AttemptLimiter.clear(db, key: "login:" + email)
                 try AuditLog.record(db, .passwordReset, user: userID, client: context.clientAddress)
@@ -97,14 +155,14 @@ struct RecoveryOperations: Sendable {
     var emailChangeStart: ServiceOperation {
         let (codes, wake) = (self.confirmationCodes, self.wake)
         return .write(
-            "auth.email.change.start", summary: "Sends a confirmation code to the new address; the email changes once it is confirmed.",
+            "auth.email.change.start", summary: "Sends a confirmation code to the new address (none when the address belongs to another account; the answer is the same); the email changes once it is confirmed.",
             auth: .authenticated, request: .object(["newEmail": AuthSchemas.email], required: ["newEmail"]), response: .empty
         ) { (context, input: EmailChange, db: Database) in
             let principal = try context.requirePrincipal()
             let email = Identifiers.email(input.newEmail)
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true {
-                throw ServiceError.conflict("an account with this email already exists", reason: "email_taken")
-            }
+            // The same answer whether the address is free or taken: a taken one simply
+            // gets no code (and confirm would refuse it), so emails cannot be probed here.
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true { return Empty() }
             let code = try codes.issue(db, .emailChange, target: principal.userID, detail: email)
             try MessageOutbox.enqueue(
                 db, .email, to: email, subject: "Confirm your new email",
@@ -134,7 +192,7 @@ struct RecoveryOperations: Sendable {
                 if try String.fetchOne(db, sql: "SELECT id FROM user WHERE email = ?", arguments: [email]).map({ $0 != principal.userID }) == true {
                     return .failure(.conflict("an account with this email already exists", reason: "email_taken"))
                 }
-                try db.execute(sql: "UPDATE user SET email = ? WHERE id = ?", arguments: [email, principal.userID])
+                try db.execute(sql: "UPDATE user SET email = ?, email_verified = 1 WHERE id = ?", arguments: [email, principal.userID])
                 try AuditLog.record(db, .emailChanged, user: principal.userID, client: context.clientAddress)
                 guard let profile = try ProfileOperations.Profile.load(db, id: principal.userID) else {
                     return .failure(.notFound("no such user"))

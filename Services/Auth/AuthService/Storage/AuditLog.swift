@@ -11,6 +11,7 @@ enum AuditLog {
         case sessionRevoked = "session.revoked", refreshReused = "refresh_token.reused", signedOut = "signed_out"
         case profileUpdated = "profile.updated", keyRotated = "signing_key.rotated"
         case passwordReset = "password.reset", emailChanged = "email.changed", accountDeleted = "account.deleted"
+        case phoneChanged = "phone.changed", facebookLinked = "facebook.linked", codeRejected = "code.rejected"
     }
 
     static func record(
@@ -24,9 +25,16 @@ enum AuditLog {
 
 /// Counts attempts per key in a sliding window (sign-in failures, codes sent, ...).
 enum AttemptLimiter {
-    /// Records an attempt for `key`.
-    static func record(_ db: Database, key: String, now: Date = Date()) throws {
+    /// Records an attempt for `key`; returns its row id.
+    @discardableResult
+    static func record(_ db: Database, key: String, now: Date = Date()) throws -> Int64 {
         try db.execute(sql: "INSERT INTO attempt (key, at) VALUES (?, ?)", arguments: [key, now.timeIntervalSince1970])
+        return db.lastInsertedRowID
+    }
+
+    /// Takes back recorded attempts (a sign-in that succeeded).
+    static func remove(_ db: Database, ids: [Int64]) throws {
+        for id in ids { try db.execute(sql: "DELETE FROM attempt WHERE rowid = ?", arguments: [id]) }
     }
 
     /// Throws `rate_limited` when `key` has `limit` or more attempts in the last `window`,
