@@ -11,6 +11,8 @@ struct BookingBench: AsyncParsableCommand {
 
     @Option(help: "Seconds per measurement.")
     var seconds: Double = 5
+    @Option(help: "Log level of the measured processes (their default is info: one line per request).")
+    var serviceLogLevel: String = "info"
 
     func run() async throws {
         let directory = try TemporaryDirectory(prefix: "bench-booking")
@@ -20,7 +22,7 @@ struct BookingBench: AsyncParsableCommand {
         configuration.busOutEndpoint = TestEnvironment.freeEndpoint()
         for name in PlatformConfiguration.serviceNames { configuration.serviceEndpoints[name] = TestEnvironment.freeEndpoint() }
         configuration.dataDirectory = directory.url.appendingPathComponent("data").path
-        configuration.logLevel = .info
+        configuration.logLevel = try PlatformConfiguration.fromEnvironment(["BACKEND_LOG_LEVEL": serviceLogLevel]).logLevel
         // Sign-ups are set-up here, not measured: cheap hashing keeps them quick.
         let environment = configuration.environment.merging(["BACKEND_AUTH_SCRYPT_LOG_N": "10", "BACKEND_AUTH_POW_DIFFICULTY": "0"]) { _, new in new }
         let binaries = URL(fileURLWithPath: ProcessSetup.executablePath).deletingLastPathComponent()
@@ -41,10 +43,11 @@ struct BookingBench: AsyncParsableCommand {
         }
 
         // An admin, and a park open around the clock where bookings are free of charge.
-        let admin = try await signUp(client, "admin@bench.example")
+        // Accounts are made at auth directly: through the gateway, one client would soon
+        // meet the per-client limits meant for bots.
         let direct = ServiceClient(endpoint: configuration.serviceEndpoints["auth"]!)
+        let admin = try await signUp(direct, "admin@bench.example")
         _ = try await direct.call("auth.internal.admin.grant", data: ["email": "admin@bench.example"])
-        await direct.close()
         let adminToken = try await token(client, "admin@bench.example")
         _ = admin
         _ = try await client.call(
@@ -56,14 +59,15 @@ struct BookingBench: AsyncParsableCommand {
                 "booking.admin.hours.set", data: ["weekday": .integer(Int64(weekday)), "open": "00:00", "close": "00:00"], token: adminToken)
         }
         var riders: [String] = []
-        for index in 0..<200 { riders.append(try await signUp(client, "rider\(index)@bench.example")) }
+        for index in 0..<200 { riders.append(try await signUp(direct, "rider\(index)@bench.example")) }
+        await direct.close()
 
         // (1) booking.slots for a day at 64 in flight, through the gateway.
         let tomorrow = Self.date(daysFromNow: 1)
         let slotsBody = Data(#"{"id":"s","op":"booking.slots","data":{"date":"\#(tomorrow)"}}"#.utf8)
         let slots = try await LoadGenerator.run(
             endpoint: configuration.gatewayEndpoint, body: slotsBody, expected: Data(#""ok":true"#.utf8), inFlight: 64, warmup: 1, seconds: seconds)
-        print(String(format: "booking.slots (96 slots), 64 in flight: %.0f req/s, p50 %.2f ms, p99 %.2f ms (target p99 under 3 ms) %@",
+        print(String(format: "booking.slots (96 slots, about 13 KB), 64 in flight: %.0f req/s, p50 %.2f ms, p99 %.2f ms (target p99 under 3 ms) %@",
             slots.rate, slots.p50 / 1000, slots.p99 / 1000, slots.p99 < 3_000 ? "PASS" : "FAIL"))
 
         // (2) booking.create on distinct slots, 64 in flight, synchronous=FULL.
@@ -79,9 +83,11 @@ struct BookingBench: AsyncParsableCommand {
         let next = Counter(), made = Counter(), refused = Counter()
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         let started = ContinuousClock.now
-        let total = starts.count
+        // The last slot is kept free for the race below.
+        let raceSlot = try require(starts.last)
+        let targets = Array(starts.dropLast())
+        let total = targets.count
         let riderTokens = riders
-        let targets = starts
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<64 {
                 group.addTask {
@@ -103,7 +109,6 @@ struct BookingBench: AsyncParsableCommand {
 
         // (3) 200 riders race for the 10 places of one slot.
         _ = try await client.call("booking.admin.park.update", data: ["capacity": 10], token: adminToken)
-        let raceSlot = try require(starts.last)
         let won = Counter()
         await withTaskGroup(of: Void.self) { group in
             for token in riders {

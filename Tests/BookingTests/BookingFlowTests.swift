@@ -96,7 +96,12 @@ struct BookingFlowTests {
             let date = String(format: "%04d-%02d-%02d", day.year!, day.month!, day.day!)
             let reply = try await stack.client.call("booking.slots", data: ["date": .string(date), "cable": .string(cable)], idempotent: true)
             guard case .array(let items)? = reply.data?["items"] else { continue }
-            slots += items.filter { $0["bookable"] == true }
+            // Items carry their own facts; the day is said once at the top.
+            slots += items.filter { $0["bookable"] == true }.map { item in
+                guard case .object(var members) = item else { return item }
+                members["date"] = reply.data?["date"]
+                return .object(members)
+            }
         }
         return slots
     }

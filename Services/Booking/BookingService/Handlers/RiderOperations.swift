@@ -58,7 +58,14 @@ struct RiderOperations: Sendable {
         var bookable: Bool
         var price: Money
 
-        /// Built by hand: availability is the hottest answer, and Foundation's encoder is slow.
+        /// One item of `booking.slots`, built by hand: availability is the hottest answer.
+        var compactJSON: JSONValue {
+            [
+                "cable": .string(cable), "localStart": .string(localStart), "localEnd": .string(localEnd), "start": .string(start),
+                "end": .string(end), "free": .integer(Int64(free)), "bookable": .bool(bookable),
+            ]
+        }
+
         var json: JSONValue {
             [
                 "cable": .string(cable), "date": .string(date), "localStart": .string(localStart), "localEnd": .string(localEnd),
@@ -137,7 +144,18 @@ struct RiderOperations: Sendable {
             summary: "The slots of a day (optionally one cable) with start and end in the park's local time and in UTC, free places and price. Answered from memory for at most a second, and never across a booking.",
             auth: .public,
             request: .object(["date": .string(format: .date), "cable": .string(maxLength: 50)], required: ["date"]),
-            response: .object(["items": .array(of: .any, maxItems: 10_000)], required: ["items"])
+            response: .object(
+                [
+                    "date": .string(format: .date), "timeZone": .string(format: .timeZone), "capacity": .integer(minimum: 1),
+                    "price": Money.schema,
+                    "items": .array(
+                        of: .object(
+                            [
+                                "cable": .string(), "localStart": .string(format: .time), "localEnd": .string(format: .time),
+                                "start": .string(format: .dateTime), "end": .string(format: .dateTime), "free": .integer(minimum: 0),
+                                "bookable": JSONSchema.boolean.described("free, not past, not inside the minimum notice, open for booking"),
+                            ], required: ["cable", "localStart", "localEnd", "start", "end", "free", "bookable"]), maxItems: 10_000),
+                ], required: ["date", "timeZone", "capacity", "price", "items"])
         ) { (context, input: SlotsRequest) in
             guard let date = LocalDate(input.date) else { throw ServiceError.invalid("date", "not a date") }
             let key = Self.availabilityKey(input)
@@ -149,7 +167,13 @@ struct RiderOperations: Sendable {
                     throw ServiceError.invalid("cable", "no such cable")
                 }
                 let views = try Self.availability(db, park: park, date: date, cable: input.cable, now: Date())
-                return JSONValue.object(["items": .array(views.map(\.json))]).serialized
+                // What every slot shares is said once; each item has only its own facts.
+                return JSONValue.object([
+                    "date": .string(date.description), "timeZone": .string(park.schedule.timeZone.identifier),
+                    "capacity": .integer(Int64(park.capacity)),
+                    "price": ["minor": .integer(park.price.minor), "currency": .string(park.price.currency)],
+                    "items": .array(views.map(\.compactJSON)),
+                ]).serialized
             }
             state.storeAvailability(key, items, generation: generation)
             return RawJSON(items)
