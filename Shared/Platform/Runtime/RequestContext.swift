@@ -73,6 +73,14 @@ public struct RequestContext: Sendable {
         return try WireJSON.decode(Result.self, from: data)
     }
 
+    /// Runs `body` atomically in the service's next group commit, without idempotency
+    /// (for handlers whose replies must not be stored, e.g. ones carrying tokens).
+    public func write<Result: Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
+        _ = try database()
+        guard let batcher else { throw ServiceError.internal(ref: requestID) }
+        return try await batcher.write(body)
+    }
+
     /// ``commit(_:)`` for a body that returns its reply already encoded.
     func commitEncoded(_ body: @escaping @Sendable (Database) throws -> Data) async throws -> Data {
         _ = try database()

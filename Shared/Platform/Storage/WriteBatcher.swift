@@ -13,8 +13,8 @@ import Synchronization
 /// nobody is told "done" before the data is durable.
 public final class WriteBatcher: Sendable {
     private struct Job: Sendable {
-        let body: @Sendable (Database) throws -> Data
-        let continuation: CheckedContinuation<Data, any Error>
+        let body: @Sendable (Database) throws -> any Sendable
+        let continuation: CheckedContinuation<any Sendable, any Error>
     }
 
     private let pool: DatabasePool
@@ -29,16 +29,18 @@ public final class WriteBatcher: Sendable {
 
     /// Runs `body` in a savepoint of the next group transaction and returns its result
     /// once that transaction has committed.
-    public func write(_ body: @escaping @Sendable (Database) throws -> Data) async throws -> Data {
-        try await withCheckedThrowingContinuation { continuation in
+    public func write<Result: Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
+        let value = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<any Sendable, any Error>) in
             let startDrain = state.withLock { state -> Bool in
-                state.jobs.append(Job(body: body, continuation: continuation))
+                state.jobs.append(Job(body: { db in try body(db) }, continuation: continuation))
                 guard !state.draining else { return false }
                 state.draining = true
                 return true
             }
             if startDrain { Task { await self.drain() } }
         }
+        guard let result = value as? Result else { throw ServiceError.internal(ref: "write-batcher") }
+        return result
     }
 
     private func drain() async {
@@ -51,14 +53,15 @@ public final class WriteBatcher: Sendable {
             }
             if batch.isEmpty { return }
             do {
-                let results = try await pool.write { db -> [Result<Data, any Error>] in
+                let results = try await pool.write { db -> [Swift.Result<any Sendable, any Error>] in
                     batch.map { job in
-                        Result {
-                            var output = Data()
+                        Swift.Result {
+                            var output: (any Sendable)?
                             try db.inSavepoint {
                                 output = try job.body(db)
                                 return .commit
                             }
+                            guard let output else { throw ServiceError.internal(ref: "write-batcher") }
                             return output
                         }
                     }

@@ -101,17 +101,16 @@ struct AccountOperations: Sendable {
             if !input.acceptTerms { problems["acceptTerms"] = "the terms must be accepted" }
             guard problems.isEmpty else { throw ServiceError.validationFailed(problems) }
             let email = Identifiers.email(input.email)
-            let pool = try context.database()
             // The proof of work is spent before the expensive hash, so bots cannot make
             // the service hash for free.
-            try await pool.write { db in
+            try await context.write { db in
                 try Self.consume(db, input.challenge)
                 if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true {
                     throw ServiceError.conflict("an account with this email already exists", reason: "email_taken")
                 }
             }
             let passwordHash = try await hasher.hash(input.password)
-            return try await pool.write { db in
+            return try await context.write { db in
                 if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true {
                     throw ServiceError.conflict("an account with this email already exists", reason: "email_taken")
                 }
@@ -139,13 +138,12 @@ struct AccountOperations: Sendable {
             response: AuthSchemas.tokens
         ) { (context, input: Credentials) in
             let email = Identifiers.email(input.email)
-            let pool = try context.database()
             let limitKey = "login:" + email
             // Failures count per account and, through the gateway, per client address. The
             // attempt is recorded before hashing, so parallel guesses cannot pass the check
             // together; a success takes its own attempt back.
             let clientKey = context.clientAddress.map { "login-client:" + $0 }
-            let (account, reserved) = try await pool.write { db -> ((id: String, hash: String)?, [Int64]) in
+            let (account, reserved) = try await context.write { db -> ((id: String, hash: String)?, [Int64]) in
                 try AttemptLimiter.check(db, key: limitKey, limit: settings.failedSignInLimit, window: 15 * 60)
                 if let clientKey {
                     try AttemptLimiter.check(db, key: clientKey, limit: settings.failedSignInLimitPerClient, window: 15 * 60)
@@ -165,7 +163,7 @@ struct AccountOperations: Sendable {
                 await hasher.verifyAgainstNothing(input.password)
                 matches = false
             }
-            let outcome = try await pool.write { db -> Result<IssuedTokens, ServiceError> in
+            let outcome = try await context.write { db -> Result<IssuedTokens, ServiceError> in
                 guard let account, matches else {
                     try AuditLog.record(db, .signInFailed, user: account?.id, detail: ["method": "email"], client: context.clientAddress)
                     return .failure(.unauthenticated(Self.failedSignIn))
@@ -195,7 +193,7 @@ struct AccountOperations: Sendable {
         ) { (context, input: RefreshRequest) in
             // A failed refresh may still write (revoking a replayed session), so the
             // outcome is returned from the transaction rather than thrown inside it.
-            try await context.database().write { db in try issuer.refresh(db, refreshToken: input.refreshToken) }.get()
+            try await context.write { db in try issuer.refresh(db, refreshToken: input.refreshToken) }.get()
         }
     }
 
@@ -281,7 +279,7 @@ struct AccountOperations: Sendable {
                 required: ["accessToken", "accessTokenExpiresAt", "sessionId", "user"])
         ) { (context, input: RoleSwitch) in
             let principal = try context.requirePrincipal()
-            return try await context.database().write { db in
+            return try await context.write { db in
                 let held = try String.fetchAll(db, sql: "SELECT role FROM user_role WHERE user_id = ?", arguments: [principal.userID])
                 guard held.contains(input.role) else { throw ServiceError.forbidden("you do not hold the role \(input.role)") }
                 try db.execute(sql: "UPDATE user SET active_role = ? WHERE id = ?", arguments: [input.role, principal.userID])
@@ -313,7 +311,7 @@ struct AccountOperations: Sendable {
                 throw ServiceError.invalid("currentPassword", "is not your current password")
             }
             let newHash = try await hasher.hash(input.newPassword)
-            try await pool.write { db in
+            try await context.write { db in
                 try db.execute(sql: "UPDATE user SET password_hash = ? WHERE id = ?", arguments: [newHash, principal.userID])
                 let others = try SessionIssuer.live(db, userID: principal.userID).filter { $0 != principal.sessionID }
                 try issuer.revoke(db, sessions: others, userID: principal.userID, reason: "password_changed")

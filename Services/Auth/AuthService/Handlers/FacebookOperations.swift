@@ -38,12 +38,12 @@ struct FacebookOperations: Sendable {
                 user = try await Self.verify(
                     token: input.accessToken, graph: settings.facebookGraphURL, appID: appID, appSecret: appSecret, logger: context)
             } catch let error as ServiceError where error.code == .unauthenticated {
-                try await context.database().write { db in
+                try await context.write { db in
                     try AuditLog.record(db, .signInFailed, user: nil, detail: ["method": "facebook"], client: context.clientAddress)
                 }
                 throw error
             }
-            return try await context.database().write { db -> IssuedTokens in
+            return try await context.write { db -> IssuedTokens in
                 let userID: String
                 if let linked = try String.fetchOne(db, sql: "SELECT id FROM user WHERE facebook_id = ?", arguments: [user.id]) {
                     userID = linked

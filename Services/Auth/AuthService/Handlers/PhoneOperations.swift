@@ -88,7 +88,7 @@ struct PhoneOperations: Sendable {
             if let birthDate = input.profile?.birthDate, let problem = ProfileRules.birthDateProblem(birthDate) {
                 throw ServiceError.invalid("profile.birthDate", problem)
             }
-            return try await context.database().write { db -> Result<IssuedTokens, ServiceError> in
+            return try await context.write { db -> Result<IssuedTokens, ServiceError> in
                 if case .failure(let refusal) = try codes.check(db, .phoneSignIn, target: input.phone, code: input.code, consume: false) {
                     try AuditLog.record(db, .signInFailed, user: nil, detail: ["method": "phone"], client: context.clientAddress)
                     return .failure(refusal.serviceError)

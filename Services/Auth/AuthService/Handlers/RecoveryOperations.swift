@@ -54,7 +54,7 @@ struct RecoveryOperations: Sendable {
             request: .object(["code": .string(minLength: 6, maxLength: 6)], required: ["code"]), response: AuthSchemas.profile
         ) { (context, input: Confirm) in
             let principal = try context.requirePrincipal()
-            return try await context.database().write { db -> Result<ProfileOperations.Profile, ServiceError> in
+            return try await context.write { db -> Result<ProfileOperations.Profile, ServiceError> in
                 let checked = try codes.check(db, .phoneChange, target: principal.userID, code: input.code)
                 guard case .success(let detail) = checked, let phone = detail else {
                     if case .failure(let refusal) = checked { return .failure(refusal.serviceError) }
@@ -83,7 +83,7 @@ struct RecoveryOperations: Sendable {
             auth: .public, request: .object(["email": .string(minLength: 1, maxLength: 254)], required: ["email"]), response: .empty
         ) { (context, input: Forgot) in
             let email = Identifiers.email(input.email)
-            try await context.database().write { db in
+            try await context.write { db in
                 guard try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true else { return }
                 // Limits apply silently: the answer must not tell whether the account exists.
                 do {
@@ -123,9 +123,8 @@ struct RecoveryOperations: Sendable {
             // One answer for every refusal (no account, no code, wrong code, too many
             // tries), so the reset cannot tell which emails have accounts.
             let refused = ServiceError.invalid("code", "the code is not valid or has expired")
-            let pool = try context.database()
             // The code is checked (and a wrong one counted) before the expensive hash.
-            let valid = try await pool.write { db -> Bool in
+            let valid = try await context.write { db -> Bool in
                 guard case .success = try codes.check(db, .passwordReset, target: email, code: input.code, consume: false) else {
                     try AuditLog.record(db, .codeRejected, user: nil, detail: ["purpose": "password_reset"], client: context.clientAddress)
                     return false
@@ -134,7 +133,7 @@ struct RecoveryOperations: Sendable {
             }
             guard valid else { throw refused }
             let newHash = try await hasher.hash(input.newPassword)
-            return try await pool.write { db -> Result<Empty, ServiceError> in
+            return try await context.write { db -> Result<Empty, ServiceError> in
                 guard case .success = try codes.check(db, .passwordReset, target: email, code: input.code),
                     let userID = try String.fetchOne(db, sql: "SELECT id FROM user WHERE email = ?", arguments: [email])
                 else { return .failure(refused) }
@@ -183,7 +182,7 @@ struct RecoveryOperations: Sendable {
             response: AuthSchemas.profile
         ) { (context, input: Confirm) in
             let principal = try context.requirePrincipal()
-            return try await context.database().write { db -> Result<ProfileOperations.Profile, ServiceError> in
+            return try await context.write { db -> Result<ProfileOperations.Profile, ServiceError> in
                 let checked = try codes.check(db, .emailChange, target: principal.userID, code: input.code)
                 guard case .success(let detail) = checked, let email = detail else {
                     if case .failure(let refusal) = checked { return .failure(refusal.serviceError) }
@@ -252,7 +251,7 @@ struct RecoveryOperations: Sendable {
             } else if input.code == nil {
                 throw ServiceError.validationFailed(["password": "give the password or a code", "code": "give the password or a code"])
             }
-            return try await pool.write { db -> Result<Empty, ServiceError> in
+            return try await context.write { db -> Result<Empty, ServiceError> in
                 if input.password == nil, let code = input.code,
                     case .failure(let refusal) = try codes.check(db, .accountDeletion, target: principal.userID, code: code)
                 {
