@@ -23,7 +23,7 @@ var targets: [Target] = [
     .systemLibrary(
         name: "CZeroMQ", path: "Shared/CZeroMQ", pkgConfig: "libzmq",
         providers: [.apt(["libzmq3-dev"])]),
-    .systemLibrary(name: "CSystem", path: "Shared/CSystem"),
+    .systemLibrary(name: "CBackendSystem", path: "Shared/CBackendSystem"),
     .systemLibrary(
         name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl",
         providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -35,7 +35,7 @@ var targets: [Target] = [
     .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], path: "Shared/ZeroMQ"),
     .target(
         name: "Platform",
-        dependencies: ["ZeroMQ", "COpenSSL", "CCurl", "CSystem", grdb, logging, lifecycle, argumentParser],
+        dependencies: ["ZeroMQ", "COpenSSL", "CCurl", "CBackendSystem", grdb, logging, lifecycle, argumentParser],
         path: "Shared/Platform"),
     .target(
         name: "SharedTesting", dependencies: ["Platform", "ZeroMQ", "GatewayService", grdb],
@@ -68,17 +68,27 @@ var targets: [Target] = [
         path: "Tests/AuthTests", exclude: ["Fixtures"]),
     .testTarget(
         name: "BookingTests", dependencies: ["BookingService", "AuthService", "Platform", "SharedTesting", grdb, logging, lifecycle],
-        path: "Tests/BookingTests"),
+        path: "Tests/BookingTests", exclude: ["Fixtures"]),
     .testTarget(
         name: "IntegrationTests",
         dependencies: ["Platform", "ZeroMQ", "SharedTesting"],
         path: "Tests/IntegrationTests"),
 ]
 
+/// Services that speak HTTP to the outside (payment callbacks) get Hummingbird.
+let httpServices: Set<String> = ["BookingService"]
+
 for service in services {
+    var dependencies: [Target.Dependency] = ["Platform", "COpenSSL", grdb, logging, lifecycle]
+    if httpServices.contains(service.module) {
+        dependencies += [
+            .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ]
+    }
     targets.append(
         .target(
-            name: service.module, dependencies: ["Platform", "COpenSSL", grdb, logging],
+            name: service.module, dependencies: dependencies,
             path: "Services/\(service.folder)/\(service.module)"))
     targets.append(
         .executableTarget(
@@ -101,6 +111,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: targets,
     swiftLanguageModes: [.v6]

@@ -52,9 +52,13 @@ public enum BookingService {
     }
 
     /// The definition; riders' names come from auth at `authEndpoint`.
-    public static func definition(authEndpoint: String?, payments: any PaymentProvider = DevPaymentProvider()) -> ServiceDefinition {
+    public static func definition(authEndpoint: String?, settings: BookingSettings = BookingSettings()) -> ServiceDefinition {
         let directory = RiderDirectory(client: authEndpoint.map { ServiceClient(endpoint: $0, name: "booking-riders") })
         let state = BookingState()
+        let payments: any PaymentProvider =
+            settings.paymentURL.map {
+                HTTPPaymentProvider(endpoint: $0, callbackURL: settings.callbackURL, token: settings.paymentToken)
+            } ?? DevPaymentProvider()
         return ServiceDefinition(
             name: name,
             summary: "WAKEPARKBY: training slots on the park's cables (reverses), prepaid passes, cancellation rules, the staff's day.",
@@ -62,11 +66,60 @@ public enum BookingService {
             operations: RiderOperations(payments: payments, state: state).all + StaffOperations(riders: directory, state: state).all,
             events: events,
             subscriptions: [userDeleted(state)],
-            migrations: { BookingMigrations.register(in: &$0) })
+            migrations: { BookingMigrations.register(in: &$0) },
+            workers: { pool, logger in
+                guard settings.paymentURL != nil, let secret = settings.callbackSecret else { return [] }
+                return [
+                    PaymentCallbacks.server(
+                        host: settings.callbackHost, port: settings.callbackPort, secret: secret, pool: pool, state: state, logger: logger)
+                ]
+            })
     }
 
-    /// The definition for the process.
+    /// The definition for the process: settings from `BACKEND_BOOKING_*`.
     public static func definition(configuration: PlatformConfiguration) -> ServiceDefinition {
-        definition(authEndpoint: configuration.serviceEndpoints["auth"])
+        do {
+            return definition(authEndpoint: configuration.serviceEndpoints["auth"], settings: try BookingSettings.fromEnvironment())
+        } catch {
+            FileHandle.standardError.write(Data("configuration error: \(error)\n".utf8))
+            exit(2)
+        }
+    }
+}
+
+/// Booking's own settings (README, "Booking").
+public struct BookingSettings: Sendable {
+    /// The payment provider (`BACKEND_BOOKING_PAYMENT_URL`); unset uses the `dev` provider.
+    public var paymentURL: String?
+    /// Its bearer token (`BACKEND_BOOKING_PAYMENT_TOKEN`).
+    public var paymentToken: String?
+    /// Where the provider calls back (`BACKEND_BOOKING_CALLBACK_URL`).
+    public var callbackURL = "http://127.0.0.1:5680/payments/callback"
+    /// What the callback listener binds (`BACKEND_BOOKING_CALLBACK_BIND`, host:port).
+    public var callbackHost = "127.0.0.1"
+    public var callbackPort = 5680
+    /// The secret the provider signs callbacks with (`BACKEND_BOOKING_CALLBACK_SECRET`).
+    public var callbackSecret: String?
+
+    public init() {}
+
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> BookingSettings {
+        var settings = BookingSettings()
+        settings.paymentURL = environment["BACKEND_BOOKING_PAYMENT_URL"].flatMap { $0.isEmpty ? nil : $0 }
+        settings.paymentToken = environment["BACKEND_BOOKING_PAYMENT_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        if let value = environment["BACKEND_BOOKING_CALLBACK_URL"], !value.isEmpty { settings.callbackURL = value }
+        if let value = environment["BACKEND_BOOKING_CALLBACK_BIND"], !value.isEmpty {
+            let parts = value.split(separator: ":")
+            guard parts.count == 2, let port = Int(parts[1]), (1...65_535).contains(port) else {
+                throw ConfigurationError("BACKEND_BOOKING_CALLBACK_BIND must be host:port")
+            }
+            settings.callbackHost = String(parts[0])
+            settings.callbackPort = port
+        }
+        settings.callbackSecret = environment["BACKEND_BOOKING_CALLBACK_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+        if settings.paymentURL != nil && settings.callbackSecret == nil {
+            throw ConfigurationError("BACKEND_BOOKING_PAYMENT_URL needs BACKEND_BOOKING_CALLBACK_SECRET to verify callbacks")
+        }
+        return settings
     }
 }

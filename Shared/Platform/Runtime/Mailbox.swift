@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import CSystem
+import CBackendSystem
 
 #if canImport(Glibc)
 import Glibc

@@ -73,6 +73,22 @@ public struct RequestContext: Sendable {
         return try WireJSON.decode(Result.self, from: data)
     }
 
+    /// The stored reply of an earlier request with the same `idem` key, if there is one:
+    /// for handlers that call an outside system (a payment) before committing, so that a
+    /// retry does not call it again. Throws `conflict` if the key was used for another request.
+    public func earlierReply<Result: Decodable & Sendable>(as type: Result.Type) async throws -> Result? {
+        guard let key = idempotencyKey else { return nil }
+        let scope = idempotencyScope, op = self.op, hash = requestHash
+        let lookup = try await database().read { db in
+            try IdempotencyStore.lookup(db, scope: scope, key: key, op: op, requestHash: hash)
+        }
+        switch lookup {
+        case .new: return nil
+        case .conflict: throw ServiceError.idempotencyConflict
+        case .replay(let data): return try WireJSON.decode(type, from: data)
+        }
+    }
+
     /// Runs `body` atomically in the service's next group commit, without idempotency
     /// (for handlers whose replies must not be stored, e.g. ones carrying tokens).
     public func write<Result: Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Result {

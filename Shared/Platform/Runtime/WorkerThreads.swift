@@ -1,4 +1,4 @@
-import CSystem
+import CBackendSystem
 import Foundation
 import Synchronization
 

@@ -414,6 +414,8 @@ struct RiderOperations: Sendable {
     struct TopupResult: Codable, Sendable {
         var payment: String
         var status: String
+        /// Where the rider confirms a pending payment (providers that settle later).
+        var confirmationUrl: String?
         var pass: PassView
     }
 
@@ -421,18 +423,23 @@ struct RiderOperations: Sendable {
         let payments = self.payments
         return .task(
             "booking.pass.topup",
-            summary: "Buys a package (sessions and/or balance) through the payment provider; with the `dev` provider it settles at once. Send idem: a retry pays once.",
+            summary: "Buys a package (sessions and/or balance) through the payment provider: `dev` settles at once; `http` answers `pending` with a confirmationUrl and credits the pass when the provider calls back. Send idem: a retry pays once.",
             auth: Self.rider, request: .object(["package": .string(minLength: 1, maxLength: 50)], required: ["package"]),
             response: .any
         ) { (context, input: TopupRequest) in
             let rider = try context.requirePrincipal().userID
+            // A retry must not charge again: answer it before calling the provider.
+            if let earlier = try await context.earlierReply(as: TopupResult.self) { return earlier }
             let pool = try context.database()
             let (package, currency) = try await pool.read { db -> (Package?, String) in
                 let currency = try ParkConfiguration.load(db).price.currency
                 return (try ParkConfiguration.packages(db, currency: currency).first { $0.id == input.package }, currency)
             }
             guard let package else { throw ServiceError.invalid("package", "no such package") }
-            let paymentID = "pay_" + Digest.hex(Digest.randomBytes(10))
+            // With an idem key the payment id follows from it, so concurrent retries give
+            // the provider the same id (and Idempotency-Key) and are charged once.
+            let paymentID = "pay_" + (context.idempotencyKey.map { Digest.sha256Hex(Array("\(rider)|\($0)".utf8)).prefix(20) }.map(String.init)
+                ?? Digest.hex(Digest.randomBytes(10)))
             let outcome = try await payments.charge(
                 PaymentRequest(id: paymentID, user: rider, amount: package.price, description: package.name))
             return try await context.commit { db -> TopupResult in
@@ -453,7 +460,7 @@ struct RiderOperations: Sendable {
                                "sessions": .integer(package.sessions), "credit": .integer(package.credit.minor)] as JSONValue)
                 }
                 return TopupResult(
-                    payment: paymentID, status: outcome.settled ? "settled" : "pending",
+                    payment: paymentID, status: outcome.settled ? "settled" : "pending", confirmationUrl: outcome.confirmationURL,
                     pass: try Self.passView(db, user: rider, currency: currency))
             }
         }

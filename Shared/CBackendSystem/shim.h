@@ -1,5 +1,5 @@
-#ifndef CSYSTEM_SHIM_H
-#define CSYSTEM_SHIM_H
+#ifndef CBACKENDSYSTEM_SHIM_H
+#define CBACKENDSYSTEM_SHIM_H
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>

@@ -1,0 +1,75 @@
+import Foundation
+import GRDB
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import Logging
+import Platform
+import ServiceLifecycle
+
+/// Settles pass top-ups: the HTTP endpoint a payment provider calls back, and the one
+/// transaction that credits the pass.
+///
+/// The provider POSTs `{"id": <provider ref>, "paymentId": <ours>, "status":
+/// "succeeded" | "failed"}` with header `X-Signature: <hex HMAC-SHA256 of the body with the
+/// shared secret>`. Unsigned or badly signed calls get 401 and change nothing; a repeated
+/// callback is answered 200 and changes nothing (settlement happens once).
+public enum PaymentCallbacks {
+    /// Marks a pending payment settled (crediting the pass, publishing
+    /// `booking.pass.topped_up`) or failed; returns whether anything changed.
+    static func settle(_ db: Database, payment: String, succeeded: Bool, state: BookingState?) throws -> Bool {
+        guard let row = try Row.fetchOne(
+            db, sql: "SELECT user_id, package_id, status FROM payment WHERE id = ?", arguments: [payment]),
+            row["status"] as String == "pending"
+        else { return false }
+        let now = Instant.format(Date())
+        guard succeeded else {
+            try db.execute(sql: "UPDATE payment SET status = 'failed', settled_at = ? WHERE id = ?", arguments: [now, payment])
+            return true
+        }
+        let user: String = row["user_id"]
+        let package = try Row.fetchOne(db, sql: "SELECT sessions, credit_minor FROM package WHERE id = ?", arguments: [row["package_id"] as String])
+        let sessions: Int64 = package?["sessions"] ?? 0, credit: Int64 = package?["credit_minor"] ?? 0
+        try db.execute(sql: "UPDATE payment SET status = 'settled', settled_at = ? WHERE id = ?", arguments: [now, payment])
+        try PassLedger.post(db, user: user, kind: "topup", sessions: sessions, amount: credit, payment: payment)
+        try Outbox.append(
+            db, type: "booking.pass.topped_up",
+            data: ["userId": .string(user), "payment": .string(payment), "package": .string(row["package_id"]),
+                   "sessions": .integer(sessions), "credit": .integer(credit)] as JSONValue)
+        state?.changed(db)
+        return true
+    }
+
+    /// The signature the provider must send for `body`.
+    public static func signature(of body: some ContiguousBytes, secret: String) -> String {
+        Digest.hex(Digest.hmacSHA256(key: Array(secret.utf8), message: body))
+    }
+
+    /// The HTTP listener for callbacks, run beside the booking socket.
+    static func server(
+        host: String, port: Int, secret: String, pool: DatabasePool, state: BookingState, logger: Logger
+    ) -> some Service {
+        let router = Router()
+        router.post("/payments/callback") { request, _ -> HTTPResponse.Status in
+            let buffer = try await request.body.collect(upTo: 64 * 1024)
+            let body = Data(buffer.readableBytesView)
+            guard let sent = request.headers[HTTPField.Name("X-Signature")!],
+                Digest.constantTimeEqual(Array(sent.lowercased().utf8), Array(signature(of: body, secret: secret).utf8))
+            else {
+                logger.warning("payment callback with a bad signature refused")
+                return .unauthorized
+            }
+            guard let value = try? JSONParser.parse(body), case .string(let payment)? = value["paymentId"],
+                case .string(let status)? = value["status"], ["succeeded", "failed"].contains(status)
+            else { return .badRequest }
+            let changed = try await pool.write { db in try settle(db, payment: payment, succeeded: status == "succeeded", state: state) }
+            logger.info("payment callback", metadata: ["payment": "\(payment)", "status": "\(status)", "changed": "\(changed)"])
+            return .ok
+        }
+        var callbackLogger = logger
+        callbackLogger.logLevel = max(logger.logLevel, .notice)
+        return Application(
+            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "booking-callbacks"),
+            logger: callbackLogger)
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Platform
+import SharedTesting
+import Testing
+
+@testable import BookingService
+
+/// Pass top-ups through an HTTP payment provider that settles on its callback.
+@Suite("Payments")
+struct PaymentTests {
+    @Test("a top-up is pending until the provider's signed callback; forged and repeated callbacks change nothing")
+    func httpProvider() async throws {
+        let folder = try TemporaryDirectory(prefix: "payments")
+        let providerPort = TestEnvironment.freePort(), callbackPort = TestEnvironment.freePort()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/fake_payments.py")
+        let provider = try ChildProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: ["python3", script.path, String(providerPort), "s3cret", folder.path],
+            environment: [:], logFile: folder.url.appendingPathComponent("provider.log"))
+        defer { provider.kill(signal: SIGKILL) }
+        while !provider.output.contains("ready") { try await Task.sleep(for: .milliseconds(20)) }
+        let environment = BookingFlowTests.environment.merging([
+            "BACKEND_BOOKING_PAYMENT_URL": "http://127.0.0.1:\(providerPort)", "BACKEND_BOOKING_PAYMENT_TOKEN": "provider-token",
+            "BACKEND_BOOKING_CALLBACK_SECRET": "s3cret", "BACKEND_BOOKING_CALLBACK_BIND": "127.0.0.1:\(callbackPort)",
+            "BACKEND_BOOKING_CALLBACK_URL": "http://127.0.0.1:\(callbackPort)/payments/callback",
+        ]) { _, new in new }
+        try await TestStack.with(services: ["auth", "booking"], extraEnvironment: environment) { stack in
+            let rider = try await BookingFlowTests.signUp(stack, "payer@example.com")
+            let topup = try await stack.client.call("booking.pass.topup", data: ["package": "five"], token: rider, idem: "pay-1")
+            #expect(topup.data?["status"] == "pending")
+            #expect(topup.data?["confirmationUrl"]?.stringValue?.hasPrefix("http://127.0.0.1:\(providerPort)/confirm/") == true)
+            #expect(topup.data?["pass"]?["sessions"] == 0)
+            // A retry is answered from the first reply: the provider is not called again.
+            let retry = try await stack.client.call("booking.pass.topup", data: ["package": "five"], token: rider, idem: "pay-1")
+            #expect(retry.data?["payment"] == topup.data?["payment"])
+
+            var sessions: Int64 = 0
+            for _ in 0..<200 where sessions == 0 {
+                sessions = try await stack.client.call("booking.pass.get", token: rider, idempotent: true).data?["sessions"]?.integerValue ?? 0
+                if sessions == 0 { try await Task.sleep(for: .milliseconds(25)) }
+            }
+            #expect(sessions == 5)
+            let calls = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("payment-") && $0.hasSuffix(".json") }
+            #expect(calls.count == 1)
+            let call = try JSONParser.parse(Data(contentsOf: folder.url.appendingPathComponent(try #require(calls.first))))
+            #expect(call["authorization"] == "Bearer provider-token")
+            #expect(call["body"]?["amount"] == ["minor": 11500, "currency": "BYN"])
+
+            // Forged and repeated callbacks.
+            let payment = try #require(topup.data?["payment"]?.stringValue)
+            let body = Data(#"{"id":"prov-x","paymentId":"\#(payment)","status":"succeeded"}"#.utf8)
+            let url = "http://127.0.0.1:\(callbackPort)/payments/callback"
+            let forged = try Curl.perform(HTTPRequest(method: "POST", url: url, headers: ["X-Signature": "00ff"], body: body))
+            #expect(forged.status == 401)
+            let repeated = try Curl.perform(
+                HTTPRequest(method: "POST", url: url, headers: ["X-Signature": PaymentCallbacks.signature(of: body, secret: "s3cret")], body: body))
+            #expect(repeated.status == 200)
+            #expect(try await stack.client.call("booking.pass.get", token: rider, idempotent: true).data?["sessions"] == 5)
+        }
+        folder.remove()
+    }
+}
