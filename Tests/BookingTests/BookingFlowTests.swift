@@ -95,12 +95,22 @@ struct BookingFlowTests {
             let day = calendar.dateComponents([.year, .month, .day], from: today.addingTimeInterval(Double(offset) * 86_400))
             let date = String(format: "%04d-%02d-%02d", day.year!, day.month!, day.day!)
             let reply = try await stack.client.call("booking.slots", data: ["date": .string(date), "cable": .string(cable)], idempotent: true)
-            guard case .array(let items)? = reply.data?["items"] else { continue }
-            // Items carry their own facts; the day is said once at the top.
-            slots += items.filter { $0["bookable"] == true }.map { item in
-                guard case .object(var members) = item else { return item }
-                members["date"] = reply.data?["date"]
-                return .object(members)
+            slots += Self.flatten(reply.data ?? .null).filter { $0["bookable"] == true }
+        }
+        return slots
+    }
+
+    /// One entry per (time, cable) from a `booking.slots` answer, with its date.
+    static func flatten(_ answer: JSONValue) -> [JSONValue] {
+        guard case .array(let cables)? = answer["cables"], case .array(let items)? = answer["items"] else { return [] }
+        var slots: [JSONValue] = []
+        for item in items {
+            for (index, cable) in cables.enumerated() {
+                slots.append([
+                    "cable": cable, "date": answer["date"] ?? .null, "start": item["start"] ?? .null, "end": item["end"] ?? .null,
+                    "localStart": item["localStart"] ?? .null, "free": item["free"]?[index] ?? .null,
+                    "bookable": item["bookable"]?[index] ?? .null,
+                ])
             }
         }
         return slots
@@ -247,7 +257,7 @@ struct BookingFlowTests {
             #expect(outcomes.filter(\.ok).count == 1)
             #expect(outcomes.filter { $0.error?.details["reason"] == "full" }.count == 49)
             let after = try await stack.client.call("booking.slots", data: ["date": slot["date"]!, "cable": "reverse-1"], idempotent: true)
-            #expect(after.data?["items"]?.arrayValue?.first { $0["start"] == slot["start"] }?["free"] == 0)
+            #expect(Self.flatten(after.data ?? .null).first { $0["start"] == slot["start"] }?["free"] == 0)
         }
     }
 }
@@ -255,6 +265,11 @@ struct BookingFlowTests {
 extension JSONValue {
     var arrayValue: [JSONValue]? {
         if case .array(let elements) = self { return elements }
+        return nil
+    }
+
+    subscript(index: Int) -> JSONValue? {
+        if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
         return nil
     }
 }

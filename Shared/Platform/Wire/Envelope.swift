@@ -123,14 +123,17 @@ public struct RequestEnvelope: Sendable, Equatable {
 public enum Reply {
     /// `{"id":..., "ok":true, "data": <data>}` around already-encoded JSON data.
     public static func success(id: String?, data: Data) -> Data {
-        var output: [UInt8] = []
-        output.reserveCapacity(data.count + 48)
-        output.append(contentsOf: #"{"id":"#.utf8)
-        writeID(id, to: &output)
-        output.append(contentsOf: #","ok":true,"data":"#.utf8)
-        output.append(contentsOf: data)
+        var head: [UInt8] = []
+        head.reserveCapacity(64)
+        head.append(contentsOf: #"{"id":"#.utf8)
+        writeID(id, to: &head)
+        head.append(contentsOf: #","ok":true,"data":"#.utf8)
+        // One copy of the (possibly large) data, straight into the reply.
+        var output = Data(capacity: head.count + data.count + 1)
+        output.append(contentsOf: head)
+        output.append(data)
         output.append(UInt8(ascii: "}"))
-        return Data(output)
+        return output
     }
 
     /// `{"id":..., "ok":false, "error": {...}}`.

@@ -147,15 +147,16 @@ struct RiderOperations: Sendable {
             response: .object(
                 [
                     "date": .string(format: .date), "timeZone": .string(format: .timeZone), "capacity": .integer(minimum: 1),
-                    "price": Money.schema,
+                    "price": Money.schema, "cables": .array(of: .string()).described("the order of `free` and `bookable` in each item"),
                     "items": .array(
                         of: .object(
                             [
-                                "cable": .string(), "localStart": .string(format: .time), "localEnd": .string(format: .time),
-                                "start": .string(format: .dateTime), "end": .string(format: .dateTime), "free": .integer(minimum: 0),
-                                "bookable": JSONSchema.boolean.described("free, not past, not inside the minimum notice, open for booking"),
-                            ], required: ["cable", "localStart", "localEnd", "start", "end", "free", "bookable"]), maxItems: 10_000),
-                ], required: ["date", "timeZone", "capacity", "price", "items"])
+                                "localStart": .string(format: .time), "localEnd": .string(format: .time),
+                                "start": .string(format: .dateTime), "end": .string(format: .dateTime),
+                                "free": .array(of: .integer(minimum: 0)).described("free places per cable"),
+                                "bookable": .array(of: .boolean).described("per cable: free, not past, not inside the minimum notice, open for booking"),
+                            ], required: ["localStart", "localEnd", "start", "end", "free", "bookable"]), maxItems: 10_000),
+                ], required: ["date", "timeZone", "capacity", "price", "cables", "items"])
         ) { (context, input: SlotsRequest) in
             guard let date = LocalDate(input.date) else { throw ServiceError.invalid("date", "not a date") }
             let key = Self.availabilityKey(input)
@@ -167,12 +168,26 @@ struct RiderOperations: Sendable {
                     throw ServiceError.invalid("cable", "no such cable")
                 }
                 let views = try Self.availability(db, park: park, date: date, cable: input.cable, now: Date())
-                // What every slot shares is said once; each item has only its own facts.
+                // One item per time; what all items share is said once, and each cable's
+                // free places and bookability are arrays aligned with `cables`.
+                let cables = park.cables.filter { $0.active && (input.cable == nil || $0.id == input.cable) }.map(\.id)
+                var items: [JSONValue] = []
+                var index = 0
+                while index < views.count {
+                    let first = views[index]
+                    let group = views[index..<min(views.count, index + cables.count)]
+                    items.append([
+                        "localStart": .string(first.localStart), "localEnd": .string(first.localEnd), "start": .string(first.start),
+                        "end": .string(first.end), "free": .array(group.map { .integer(Int64($0.free)) }),
+                        "bookable": .array(group.map { .bool($0.bookable) }),
+                    ])
+                    index += max(1, cables.count)
+                }
                 return JSONValue.object([
                     "date": .string(date.description), "timeZone": .string(park.schedule.timeZone.identifier),
                     "capacity": .integer(Int64(park.capacity)),
                     "price": ["minor": .integer(park.price.minor), "currency": .string(park.price.currency)],
-                    "items": .array(views.map(\.compactJSON)),
+                    "cables": .array(cables.map { .string($0) }), "items": .array(items),
                 ]).serialized
             }
             state.storeAvailability(key, items, generation: generation)
