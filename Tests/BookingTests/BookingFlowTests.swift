@@ -235,6 +235,49 @@ struct BookingFlowTests {
         }
     }
 
+    @Test("staff: blocks, park cancellations with a full refund, exception days, cables and packages")
+    func staffTools() async throws {
+        try await Park.with(capacity: 2) { park in
+            let stack = park.stack
+            let rider = try await Self.signUp(stack, "staffed@example.com")
+            #expect(
+                try await stack.client.call(
+                    "booking.admin.packages.set", data: ["id": "three", "name": "3 sessions", "sessions": 3, "credit": 0, "price": 7000],
+                    token: park.admin
+                ).ok)
+            let parkInfo = try await stack.client.call("booking.park.get", idempotent: true)
+            #expect(parkInfo.data?["packages"]?.arrayValue?.contains { $0["id"] == "three" } == true)
+            #expect(try await stack.client.call("booking.pass.topup", data: ["package": "three"], token: rider, idem: "p").data?["pass"]?["sessions"] == 3)
+
+            let slots = try await Self.bookableSlots(stack)
+            let first = try #require(slots.last), second = try #require(slots.dropLast().last)
+            let booking = try await stack.client.call("booking.create", data: ["cable": "reverse-1", "start": first["start"]!], token: rider)
+            let cancelled = try await stack.client.call(
+                "booking.staff.cancel", data: ["booking": booking.data?["id"] ?? nil, "reason": "storm"], token: park.admin)
+            #expect(cancelled.data?["status"] == "cancelled_by_park")
+            #expect(try await stack.client.call("booking.pass.get", token: rider, idempotent: true).data?["sessions"] == 3)
+
+            // A block on reverse-1 over the second slot: not bookable there, still on reverse-2.
+            let block = try await stack.client.call(
+                "booking.staff.blocks.add", data: ["cable": "reverse-1", "start": second["start"]!, "end": second["end"]!, "reason": "maintenance"],
+                token: park.admin)
+            let blocked = try await stack.client.call("booking.create", data: ["cable": "reverse-1", "start": second["start"]!], token: rider)
+            #expect(blocked.error?.details["reason"] == "blocked")
+            #expect(try await stack.client.call("booking.create", data: ["cable": "reverse-2", "start": second["start"]!], token: rider).ok)
+            #expect(try await stack.client.call("booking.staff.blocks.remove", data: ["id": block.data?["id"] ?? nil], token: park.admin).ok)
+            let reopened = try await stack.client.call("booking.slots", data: ["date": second["date"]!, "cable": "reverse-1"], idempotent: true)
+            #expect(Self.flatten(reopened.data ?? .null).first { $0["start"] == second["start"] }?["bookable"] == true)
+
+            // A closed exception day has no slots; a new cable appears in the day.
+            let date = try #require(first["date"])
+            #expect(try await stack.client.call("booking.admin.hours.set", data: ["date": date], token: park.admin).ok)
+            #expect(try await stack.client.call("booking.slots", data: ["date": date], idempotent: true).data?["items"] == [])
+            #expect(try await stack.client.call("booking.admin.cables.set", data: ["id": "reverse-3", "name": "Reverse 3"], token: park.admin).ok)
+            let park3 = try await stack.client.call("booking.park.get", idempotent: true)
+            #expect(park3.data?["cables"]?.arrayValue?.count == 3)
+        }
+    }
+
     @Test("50 riders race for the last place: exactly one books it")
     func raceForTheLastPlace() async throws {
         try await Park.with(capacity: 1) { park in

@@ -10,7 +10,7 @@ struct StaffOperations: Sendable {
 
     static let staff = AuthRule.anyRole(["staff", "admin"])
 
-    var all: [ServiceOperation] { [day, mark, sanction, parkCancel, blockAdd, blockRemove, configure, hoursSet, cableSet] }
+    var all: [ServiceOperation] { [day, mark, sanction, parkCancel, blockAdd, blockRemove, configure, hoursSet, cableSet, packageSet] }
 
     struct DayRequest: Codable, Sendable {
         var date: String
@@ -321,6 +321,45 @@ struct StaffOperations: Sendable {
             try db.execute(
                 sql: "INSERT INTO cable (id, name, active) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET name = excluded.name, active = excluded.active",
                 arguments: [input.id, input.name, input.active ?? true])
+            state.changed(db)
+            return Empty()
+        }
+    }
+}
+
+extension StaffOperations {
+    struct PackageRequest: Codable, Sendable {
+        var id: String
+        var name: String
+        var sessions: Int64
+        var credit: Int64
+        var price: Int64
+        var active: Bool?
+    }
+
+    var packageSet: ServiceOperation {
+        let state = self.state
+        return .write(
+            "booking.admin.packages.set",
+            summary: "Adds or changes a pass package: sessions and/or balance credit (minor units) for a price (minor units, the park's currency); `active: false` withdraws it.",
+            auth: Self.staff,
+            request: .object(
+                [
+                    "id": .string(minLength: 1, maxLength: 50), "name": .string(minLength: 1, maxLength: 100),
+                    "sessions": .integer(minimum: 0, maximum: 1_000), "credit": .integer(minimum: 0, maximum: 100_000_000),
+                    "price": .integer(minimum: 1, maximum: 100_000_000), "active": .boolean,
+                ], required: ["id", "name", "sessions", "credit", "price"]),
+            response: .empty
+        ) { (_, input: PackageRequest, db: Database) in
+            guard input.sessions > 0 || input.credit > 0 else {
+                throw ServiceError.validationFailed(["sessions": "a package gives sessions or credit", "credit": "a package gives sessions or credit"])
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO package (id, name, sessions, credit_minor, price_minor, active) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET name = excluded.name, sessions = excluded.sessions, credit_minor = excluded.credit_minor,
+                        price_minor = excluded.price_minor, active = excluded.active
+                    """, arguments: [input.id, input.name, input.sessions, input.credit, input.price, input.active ?? true])
             state.changed(db)
             return Empty()
         }
