@@ -26,6 +26,9 @@ public struct Money: Codable, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { "\(minor) \(currency) (minor units)" }
 
+    /// `{"minor": ..., "currency": ...}`.
+    public var json: JSONValue { ["minor": .integer(minor), "currency": .string(currency)] }
+
     /// The schema of a money value.
     public static let schema = JSONSchema.object(
         ["minor": .integer(minimum: -1_000_000_000_000, maximum: 1_000_000_000_000), "currency": .string(format: .currency)],

@@ -54,7 +54,7 @@ struct BookingView: Codable, Sendable, Equatable {
             "id": .string(id), "userId": .string(userId), "cable": .string(cable), "date": .string(date),
             "localStart": .string(localStart), "localEnd": .string(localEnd), "start": .string(start), "end": .string(end),
             "status": .string(status), "paidWith": .string(paidWith),
-            "price": ["minor": .integer(price.minor), "currency": .string(price.currency)],
+            "price": price.json,
             "sanction": sanction.map { .string($0) } ?? .null, "freeCancellationUntil": .string(freeCancellationUntil),
             "createdAt": .string(createdAt), "cancelledAt": cancelledAt.map { .string($0) } ?? .null,
         ]

@@ -70,7 +70,7 @@ struct RiderOperations: Sendable {
             [
                 "cable": .string(cable), "date": .string(date), "localStart": .string(localStart), "localEnd": .string(localEnd),
                 "start": .string(start), "end": .string(end), "capacity": .integer(Int64(capacity)), "free": .integer(Int64(free)),
-                "bookable": .bool(bookable), "price": ["minor": .integer(price.minor), "currency": .string(price.currency)],
+                "bookable": .bool(bookable), "price": price.json,
             ]
         }
     }
@@ -186,7 +186,7 @@ struct RiderOperations: Sendable {
                 return JSONValue.object([
                     "date": .string(date.description), "timeZone": .string(park.schedule.timeZone.identifier),
                     "capacity": .integer(Int64(park.capacity)),
-                    "price": ["minor": .integer(park.price.minor), "currency": .string(park.price.currency)],
+                    "price": park.price.json,
                     "cables": .array(cables.map { .string($0) }), "items": .array(items),
                 ]).serialized
             }

@@ -58,7 +58,7 @@ public struct HTTPPaymentProvider: PaymentProvider {
 
     public func charge(_ request: PaymentRequest) async throws -> PaymentOutcome {
         let body: JSONValue = [
-            "id": .string(request.id), "amount": ["minor": .integer(request.amount.minor), "currency": .string(request.amount.currency)],
+            "id": .string(request.id), "amount": request.amount.json,
             "description": .string(request.description), "callbackUrl": .string(callbackURL),
         ]
         var headers = ["Content-Type": "application/json", "Idempotency-Key": request.id]
