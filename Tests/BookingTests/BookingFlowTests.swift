@@ -268,6 +268,24 @@ struct BookingFlowTests {
             let reopened = try await stack.client.call("booking.slots", data: ["date": second["date"]!, "cable": "reverse-1"], idempotent: true)
             #expect(Self.flatten(reopened.data ?? .null).first { $0["start"] == second["start"] }?["bookable"] == true)
 
+            // Amounts out of range are refused with the field.
+            let free = try await stack.client.call(
+                "booking.admin.packages.set", data: ["id": "free", "name": "Free", "sessions": 1, "credit": 0, "price": 0], token: park.admin)
+            #expect(free.error?.fields["price"] == "must be at least 1")
+            let negative = try await stack.client.call(
+                "booking.admin.park.update", data: ["price": ["minor": -5, "currency": "BYN"]], token: park.admin)
+            #expect(negative.error?.fields["price.minor"] != nil)
+
+            // Which days have bookable slots.
+            let today = try #require(LocalDate(String(Instant.format(Date()).prefix(10))))
+            let days = try await stack.client.call(
+                "booking.days", data: ["from": .string(today.description), "to": .string(today.adding(days: 3).description)], idempotent: true)
+            #expect((days.data?["items"]?.arrayValue?.count ?? 0) >= 3)
+            #expect(days.data?["items"]?.arrayValue?.allSatisfy { ($0["bookableSlots"]?.integerValue ?? 0) > 0 } == true)
+            let tooLong = try await stack.client.call(
+                "booking.days", data: ["from": .string(today.description), "to": .string(today.adding(days: 90).description)], idempotent: true)
+            #expect(tooLong.error?.fields["to"] != nil)
+
             // A closed exception day has no slots; a new cable appears in the day.
             let date = try #require(first["date"])
             #expect(try await stack.client.call("booking.admin.hours.set", data: ["date": date], token: park.admin).ok)

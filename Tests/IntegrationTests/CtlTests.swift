@@ -47,6 +47,32 @@ struct CtlTests {
         }
     }
 
+    @Test("events --follow prints events as they are published")
+    func followEvents() async throws {
+        try await TestStack.with(services: ["auth"], extraEnvironment: ["BACKEND_AUTH_POW_DIFFICULTY": "0", "BACKEND_AUTH_SCRYPT_LOG_N": "10"]) { stack in
+            let follower = try ChildProcess(
+                executable: TestEnvironment.binary("ctl"), arguments: ["events", "--follow", "auth."], environment: stack.configuration.environment,
+                logFile: stack.directory.url.appendingPathComponent("follow.log"))
+            defer { follower.kill(signal: SIGKILL) }
+            while !follower.output.contains("following") { try await Task.sleep(for: .milliseconds(20)) }
+            try await Task.sleep(for: .milliseconds(300))  // the subscription reaches the bus
+            let challenge = try await stack.client.call("auth.challenge")
+            let registered = try await stack.client.call(
+                "auth.register",
+                data: [
+                    "email": "events@example.com", "password": "secret-pass-1", "firstName": "E", "lastName": "V", "birthDate": "1990-01-01",
+                    "acceptTerms": true, "challenge": ["nonce": challenge.data?["nonce"] ?? "", "counter": 0],
+                ])
+            #expect(registered.ok)
+            var seen = false
+            for _ in 0..<100 where !seen {
+                seen = follower.output.contains("auth.user.registered")
+                if !seen { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(seen, "ctl events --follow printed: \(follower.output)")
+        }
+    }
+
     @Test("no stack: a clear message and exit status 3")
     func noStack() async throws {
         let directory = try TemporaryDirectory()
