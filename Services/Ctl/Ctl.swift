@@ -45,7 +45,7 @@ func callGateway(
     } catch let error as ClientError {
         let text = """
             ctl: no reply from \(target) (\(error.reason == .unavailable ? "not reachable" : "timed out")).
-            Is the stack running? Start it with `swift run stack` (see README).
+            Is the stack running? Start it with `deploy/start.sh` (see README).
 
             """
         FileHandle.standardError.write(Data(text.utf8))

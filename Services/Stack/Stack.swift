@@ -57,7 +57,7 @@ struct Stack: AsyncParsableCommand {
             text += "  gateway pid \(pids["gateway"] ?? 0)\n"
             text += "  data       \(configuration.dataDirectoryURL.standardizedFileURL.path)\n"
             if let logs { text += "  logs       \(logs.standardizedFileURL.path)\n" }
-            text += "Try `swift run ctl health`. Ctrl-C stops everything.\n"
+            text += "Try `.build/debug/ctl health` (or `swift run ctl health`). Ctrl-C stops everything.\n"
             print(text, terminator: "")
             fflush(nil)
         } else if !signals.received {
