@@ -166,7 +166,20 @@ struct BookingFlowTests {
             let day = try await stack.client.call("booking.staff.day", data: ["date": third["date"]!], token: park.admin, idempotent: true)
             let slot = try #require(day.data?["items"]?.arrayValue?.first { $0["start"] == third["start"] && $0["cable"] == "reverse-1" })
             #expect(slot["bookings"]?.arrayValue?.first?["rider"] == ["name": "Ivan Rider", "phone": "+375291234567"])
+            #expect(day.data?["bookings"]?.arrayValue?.contains { $0["id"] == noShowID } == true)
             #expect(try await stack.client.call("booking.staff.day", data: ["date": third["date"]!], token: rider, idempotent: true).error?.code == .forbidden)
+            // Attendance is marked once the training has started: not yet...
+            let early = try await stack.client.call("booking.staff.mark", data: ["booking": noShowID, "outcome": "no_show"], token: park.admin)
+            #expect(early.error?.details["reason"] == "not_started")
+            // ...so the test moves the booking's time into the past, as the clock would.
+            let bookingFile = stack.configuration.dataDirectoryURL.appendingPathComponent("booking.sqlite").path
+            let writable = try DatabaseQueue(path: bookingFile)
+            try await writable.write { db in
+                try db.execute(
+                    sql: "UPDATE booking SET start_at = ?, end_at = ? WHERE id = ?",
+                    arguments: [Instant.format(Date().addingTimeInterval(-3_600)), Instant.format(Date().addingTimeInterval(-1_800)), noShowID.stringValue])
+            }
+            try writable.close()
             let marked = try await stack.client.call("booking.staff.mark", data: ["booking": noShowID, "outcome": "no_show"], token: park.admin)
             #expect(marked.data?["status"] == "no_show" && marked.data?["sanction"] == "forfeit")
             let waived = try await stack.client.call("booking.staff.sanction", data: ["booking": noShowID, "action": "waive"], token: park.admin)

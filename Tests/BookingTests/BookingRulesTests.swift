@@ -31,6 +31,21 @@ struct BookingRulesTests {
         #expect(Instant.format(slots[2].start) == "2026-03-29T01:00:00.000Z")
     }
 
+    @Test("a slot's local end is the time the clock shows at its end")
+    func localEndAcrossSpringForward() throws {
+        let berlin = schedule("Europe/Berlin", open: 0, close: 6 * 60)
+        let springForward = try #require(LocalDate("2026-03-29"))
+        let slot = try #require(berlin.slots(on: springForward).first { $0.localStart == 60 })
+        #expect(Slot.clock(slot.localEnd % 1440) == "03:00")
+        let found = try #require(berlin.slot(startingAt: slot.start))
+        #expect(found.localEnd == slot.localEnd)
+        // The second occurrence of a repeated time is not a slot start.
+        let fallBack = try #require(LocalDate("2026-10-25"))
+        let first = try #require(berlin.slots(on: fallBack).first { $0.localStart == 120 })
+        #expect(berlin.slot(startingAt: first.start) != nil)
+        #expect(berlin.slot(startingAt: first.start.addingTimeInterval(3_600)) == nil)
+    }
+
     @Test("fall back: the repeated hour is one slot, each slot an hour of real time")
     func fallBack() throws {
         let berlin = schedule("Europe/Berlin", open: 0, close: 5 * 60)

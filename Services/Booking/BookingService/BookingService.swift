@@ -40,9 +40,17 @@ public enum BookingService {
         guard let user = event.data["userId"]?.stringValue else { return }
         let anonymous = "deleted"
         let now = Instant.format(Date())
+        let future = try String.fetchAll(
+            db, sql: "SELECT id FROM booking WHERE user_id = ? AND status = 'booked' AND start_at > ?", arguments: [user, now])
         try db.execute(
             sql: "UPDATE booking SET status = 'cancelled', cancelled_at = ? WHERE user_id = ? AND status = 'booked' AND start_at > ?",
             arguments: [now, user, now])
+        for id in future {
+            if var booking = try BookingView.load(db, id: id) {
+                booking.userId = anonymous
+                try Outbox.append(db, type: "booking.cancelled", data: booking.eventData)
+            }
+        }
         try db.execute(sql: "UPDATE booking SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])
         try db.execute(sql: "UPDATE ledger SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])
         try db.execute(sql: "UPDATE payment SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])

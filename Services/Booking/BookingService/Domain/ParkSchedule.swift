@@ -115,7 +115,7 @@ public struct ParkSchedule: Sendable, Hashable {
         while minute + slotMinutes <= hours.close {
             if let start = instant(date, minute) {
                 let end = start.addingTimeInterval(TimeInterval(slotMinutes * 60))
-                slots.append(Slot(date: date, localStart: minute, localEnd: minute + slotMinutes, start: start, end: end))
+                slots.append(Slot(date: date, localStart: minute, localEnd: localMinute(of: end, after: minute), start: start, end: end))
             }
             minute += slotMinutes
         }
@@ -140,9 +140,17 @@ public struct ParkSchedule: Sendable, Hashable {
             (minute - hours.open) % slotMinutes == 0,
             let start = self.instant(date, minute), abs(start.timeIntervalSince(instant)) < 0.001
         else { return nil }
-        return Slot(
-            date: date, localStart: minute, localEnd: minute + slotMinutes, start: start,
-            end: start.addingTimeInterval(TimeInterval(slotMinutes * 60)))
+        let end = start.addingTimeInterval(TimeInterval(slotMinutes * 60))
+        return Slot(date: date, localStart: minute, localEnd: localMinute(of: end, after: minute), start: start, end: end)
+    }
+
+    /// The local wall-clock minute of `instant`, counted past midnight when it falls on
+    /// the next day (so an end is never before its start); across a clock change it is
+    /// the time the clock shows, e.g. 03:00 for a 01:00 slot on the spring-forward night.
+    func localMinute(of instant: Date, after start: Int) -> Int {
+        let parts = calendar.dateComponents([.hour, .minute], from: instant)
+        let minute = (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
+        return minute <= start ? minute + 1_440 : minute
     }
 
     /// The local date of an instant in the park's zone.

@@ -238,16 +238,25 @@ struct RiderOperations: Sendable {
             }
             // Writes are serialized: the count and the insert below cannot interleave with
             // another booking, so capacity holds whatever the concurrency.
+            // Bookings overlapping this slot's time, so a changed grid cannot double a place.
+            // No slot is longer than 4 hours (the longest slot length), which bounds the
+            // index range scanned.
+            let earliest = Instant.format(slot.start.addingTimeInterval(-4 * 3_600))
             let taken = try Int.fetchOne(
-                db.cachedStatement(sql: "SELECT COUNT(*) FROM booking WHERE cable_id = ? AND start_at = ? AND status IN \(DayOccupancy.holding)"),
-                arguments: [input.cable, start]) ?? 0
+                db.cachedStatement(
+                    sql: """
+                        SELECT COUNT(*) FROM booking
+                        WHERE cable_id = ? AND start_at > ? AND start_at < ? AND end_at > ? AND status IN \(DayOccupancy.holding)
+                        """),
+                arguments: [input.cable, earliest, end, start]) ?? 0
             if taken >= park.capacity {
                 throw ServiceError.conflict("no free place left in this slot", reason: "full")
             }
             let mine = try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT start_at FROM booking WHERE user_id = ? AND local_date = ? AND status IN \(DayOccupancy.holding)"),
+                db.cachedStatement(
+                    sql: "SELECT start_at, end_at FROM booking WHERE user_id = ? AND local_date = ? AND status IN \(DayOccupancy.holding)"),
                 arguments: [rider, slot.date.description])
-            if mine.contains(where: { $0[0] as String == start }) {
+            if mine.contains(where: { ($0[0] as String) < end && ($0[1] as String) > start }) {
                 throw ServiceError.conflict("you already have a booking at this time", reason: "already_booked")
             }
             if mine.count >= park.maxBookingsPerDay {
@@ -307,7 +316,8 @@ struct RiderOperations: Sendable {
             }
             let booking = BookingView(row: row)
             guard booking.status == "booked" else { throw ServiceError.conflict("this booking is \(booking.status)", reason: "not_active") }
-            let now = Date()
+            // The rule is applied at the moment the request arrived, not after it queued.
+            let now = context.receivedAt
             guard let start = Instant.parse(booking.start), start > now else {
                 throw ServiceError.conflict("the training has already started", reason: "started")
             }
@@ -455,27 +465,29 @@ struct RiderOperations: Sendable {
             // the provider the same id (and Idempotency-Key) and are charged once.
             let paymentID = "pay_" + (context.idempotencyKey.map { Digest.sha256Hex(Array("\(rider)|\($0)".utf8)).prefix(20) }.map(String.init)
                 ?? Digest.hex(Digest.randomBytes(10)))
-            let outcome = try await payments.charge(
-                PaymentRequest(id: paymentID, user: rider, amount: package.price, description: package.name))
-            return try await context.commit { db -> TopupResult in
+            // The payment is on record before the provider is asked, so a callback that
+            // comes back at once finds it, and a crash leaves a pending payment, not a lost one.
+            try await context.write { db in
                 try db.execute(
                     sql: """
-                        INSERT INTO payment (id, user_id, package_id, amount_minor, currency, status, provider_ref, created_at, settled_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT OR IGNORE INTO payment (id, user_id, package_id, amount_minor, currency, status, created_at, sessions, credit_minor)
+                        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)
                         """,
                     arguments: [
-                        paymentID, rider, package.id, package.price.minor, currency, outcome.settled ? "settled" : "pending",
-                        outcome.providerReference, Instant.format(Date()), outcome.settled ? Instant.format(Date()) : nil,
+                        paymentID, rider, package.id, package.price.minor, currency, Instant.format(Date()), package.sessions, package.credit.minor,
                     ])
+            }
+            let outcome = try await payments.charge(
+                PaymentRequest(id: paymentID, user: rider, amount: package.price, description: package.name))
+            let state = self.state
+            return try await context.commit { db -> TopupResult in
+                try db.execute(sql: "UPDATE payment SET provider_ref = ? WHERE id = ?", arguments: [outcome.providerReference, paymentID])
                 if outcome.settled {
-                    try PassLedger.post(db, user: rider, kind: "topup", sessions: package.sessions, amount: package.credit.minor, payment: paymentID)
-                    try Outbox.append(
-                        db, type: "booking.pass.topped_up",
-                        data: ["userId": .string(rider), "payment": .string(paymentID), "package": .string(package.id),
-                               "sessions": .integer(package.sessions), "credit": .integer(package.credit.minor)] as JSONValue)
+                    _ = try PaymentCallbacks.settle(db, payment: paymentID, succeeded: true, state: state)
                 }
+                let status = try String.fetchOne(db, sql: "SELECT status FROM payment WHERE id = ?", arguments: [paymentID]) ?? "pending"
                 return TopupResult(
-                    payment: paymentID, status: outcome.settled ? "settled" : "pending", confirmationUrl: outcome.confirmationURL,
+                    payment: paymentID, status: status, confirmationUrl: outcome.confirmationURL,
                     pass: try Self.passView(db, user: rider, currency: currency))
             }
         }

@@ -20,7 +20,7 @@ struct StaffOperations: Sendable {
         let riders = self.riders, state = self.state
         return .task(
             "booking.staff.day",
-            summary: "The day's schedule across all cables: every slot with its bookings and each rider's name and phone.",
+            summary: "The day's schedule across all cables: every slot with its bookings and each rider's name and phone, and the list of all the day's bookings.",
             auth: Self.staff, request: .object(["date": .string(format: .date)], required: ["date"]), response: .any
         ) { (context, input: DayRequest) in
             guard let date = LocalDate(input.date) else { throw ServiceError.invalid("date", "not a date") }
@@ -46,7 +46,14 @@ struct StaffOperations: Sendable {
                 value = .object(members)
                 return value
             }
-            return ["date": .string(date.description), "items": .array(items)] as JSONValue
+            // Every booking of the day, also those off today's grid (a changed slot length, a
+            // closed day, a cable taken out of service), so staff never lose one.
+            let all: [JSONValue] = try bookings.map { booking in
+                guard case .object(var entry) = try WireJSON.value(of: booking) else { return .null }
+                entry["rider"] = people[booking.userId] ?? ["name": "unknown", "phone": nil]
+                return .object(entry)
+            }
+            return ["date": .string(date.description), "items": .array(items), "bookings": .array(all)] as JSONValue
         }
     }
 
@@ -67,13 +74,16 @@ struct StaffOperations: Sendable {
         let state = self.state
         return .write(
             "booking.staff.mark",
-            summary: "Marks a booking attended or no_show; a no-show follows the booking's late-cancellation sanction unless waived later.",
+            summary: "Marks a booking attended or no_show once its training has started; a no-show follows the booking's late-cancellation sanction unless waived later.",
             auth: Self.staff,
             request: .object(["booking": .string(maxLength: 50), "outcome": .oneOf(["attended", "no_show"])], required: ["booking", "outcome"]),
             response: BookingView.schema
-        ) { (_, input: MarkRequest, db: Database) in
+        ) { (context, input: MarkRequest, db: Database) in
             let (booking, row) = try Self.booking(db, input.booking)
             guard booking.status == "booked" else { throw ServiceError.conflict("this booking is \(booking.status)", reason: "not_active") }
+            guard let start = Instant.parse(booking.start), start <= context.receivedAt else {
+                throw ServiceError.conflict("attendance is marked once the training has started", reason: "not_started")
+            }
             var sanction: String?
             if input.outcome == "no_show" {
                 if row["policy_sanction"] as String == "forfeit" {
@@ -117,6 +127,12 @@ struct StaffOperations: Sendable {
                 try db.execute(sql: "UPDATE booking SET sanction = 'waived' WHERE id = ?", arguments: [booking.id])
             case ("forfeit", "none"), ("forfeit", "waived"):
                 // Taking back what was returned: the pass must still hold it.
+                let pass = try Row.fetchOne(db, sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?", arguments: [booking.userId])
+                let enough = booking.paidWith == "session"
+                    ? (pass?["sessions"] as Int64? ?? 0) >= 1 : (pass?["balance_minor"] as Int64? ?? 0) >= booking.price.minor
+                guard enough else {
+                    throw ServiceError.conflict("the rider's pass no longer holds what was returned", reason: "already_spent")
+                }
                 if booking.paidWith == "session" {
                     try PassLedger.post(db, user: booking.userId, kind: "forfeit", sessions: -1, amount: 0, booking: booking.id)
                 } else {
@@ -240,6 +256,13 @@ struct StaffOperations: Sendable {
             if let price = input.price, price.minor < 0 || price.minor > 100_000_000 {
                 throw ServiceError.invalid("price.minor", "must be 0 to 100000000")
             }
+            // Balances and the ledger are in the park's currency: it cannot change under them.
+            if let currency = input.price?.currency,
+                currency != (try String.fetchOne(db, sql: "SELECT currency FROM park WHERE id = 1")),
+                try Bool.fetchOne(db, sql: "SELECT 1 FROM ledger WHERE amount_minor_delta != 0 LIMIT 1") == true
+            {
+                throw ServiceError.conflict("balances exist in the current currency; it cannot change", reason: "currency_in_use")
+            }
             try db.execute(
                 sql: """
                     UPDATE park SET time_zone = COALESCE(?, time_zone), slot_minutes = COALESCE(?, slot_minutes),
@@ -253,7 +276,7 @@ struct StaffOperations: Sendable {
                     input.timeZone, input.slotMinutes, input.capacity, input.minimumNoticeMinutes, input.horizonDays, input.maxBookingsPerDay,
                     input.price?.minor, input.price?.currency, input.freeCancellationSeconds, input.lateSanction,
                 ])
-            state.changed(db)
+            state.settingsChanged(db)
             return Empty()
         }
     }
@@ -299,7 +322,7 @@ struct StaffOperations: Sendable {
             } else if let date = input.date {
                 try db.execute(sql: "INSERT OR REPLACE INTO park_exception VALUES (?, ?, ?)", arguments: [date, hours?.open, hours?.close])
             }
-            state.changed(db)
+            state.settingsChanged(db)
             return Empty()
         }
     }
@@ -321,7 +344,7 @@ struct StaffOperations: Sendable {
             try db.execute(
                 sql: "INSERT INTO cable (id, name, active) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET name = excluded.name, active = excluded.active",
                 arguments: [input.id, input.name, input.active ?? true])
-            state.changed(db)
+            state.settingsChanged(db)
             return Empty()
         }
     }
@@ -360,7 +383,7 @@ extension StaffOperations {
                     ON CONFLICT(id) DO UPDATE SET name = excluded.name, sessions = excluded.sessions, credit_minor = excluded.credit_minor,
                         price_minor = excluded.price_minor, active = excluded.active
                     """, arguments: [input.id, input.name, input.sessions, input.credit, input.price, input.active ?? true])
-            state.changed(db)
+            state.settingsChanged(db)
             return Empty()
         }
     }

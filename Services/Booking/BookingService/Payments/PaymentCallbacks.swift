@@ -19,7 +19,7 @@ public enum PaymentCallbacks {
     /// `booking.pass.topped_up`) or failed; returns whether anything changed.
     static func settle(_ db: Database, payment: String, succeeded: Bool, state: BookingState?) throws -> Bool {
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT user_id, package_id, status FROM payment WHERE id = ?", arguments: [payment]),
+            db, sql: "SELECT user_id, package_id, status, sessions, credit_minor FROM payment WHERE id = ?", arguments: [payment]),
             row["status"] as String == "pending"
         else { return false }
         let now = Instant.format(Date())
@@ -28,8 +28,8 @@ public enum PaymentCallbacks {
             return true
         }
         let user: String = row["user_id"]
-        let package = try Row.fetchOne(db, sql: "SELECT sessions, credit_minor FROM package WHERE id = ?", arguments: [row["package_id"] as String])
-        let sessions: Int64 = package?["sessions"] ?? 0, credit: Int64 = package?["credit_minor"] ?? 0
+        // Credited as bought: the package may have changed since.
+        let sessions: Int64 = row["sessions"], credit: Int64 = row["credit_minor"]
         try db.execute(sql: "UPDATE payment SET status = 'settled', settled_at = ? WHERE id = ?", arguments: [now, payment])
         try PassLedger.post(db, user: user, kind: "topup", sessions: sessions, amount: credit, payment: payment)
         try Outbox.append(
@@ -62,9 +62,13 @@ public enum PaymentCallbacks {
             guard let value = try? JSONParser.parse(body), case .string(let payment)? = value["paymentId"],
                 case .string(let status)? = value["status"], ["succeeded", "failed"].contains(status)
             else { return .badRequest }
-            let changed = try await pool.write { db in try settle(db, payment: payment, succeeded: status == "succeeded", state: state) }
-            logger.info("payment callback", metadata: ["payment": "\(payment)", "status": "\(status)", "changed": "\(changed)"])
-            return .ok
+            let outcome = try await pool.write { db -> (known: Bool, changed: Bool) in
+                guard try Bool.fetchOne(db, sql: "SELECT 1 FROM payment WHERE id = ?", arguments: [payment]) == true else { return (false, false) }
+                return (true, try settle(db, payment: payment, succeeded: status == "succeeded", state: state))
+            }
+            logger.info("payment callback", metadata: ["payment": "\(payment)", "status": "\(status)", "changed": "\(outcome.changed)"])
+            // An unknown payment is answered 404 so the provider calls again later.
+            return outcome.known ? .ok : .notFound
         }
         var callbackLogger = logger
         callbackLogger.logLevel = max(logger.logLevel, .notice)

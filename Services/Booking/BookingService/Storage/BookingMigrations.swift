@@ -109,5 +109,10 @@ enum BookingMigrations {
                 );
                 """)
         }
+        migrator.registerMigration("booking-2-payment-contents") { db in
+            // What a payment buys is fixed when it is made, not when it settles.
+            try db.execute(sql: "ALTER TABLE payment ADD COLUMN sessions INTEGER NOT NULL DEFAULT 0")
+            try db.execute(sql: "ALTER TABLE payment ADD COLUMN credit_minor INTEGER NOT NULL DEFAULT 0")
+        }
     }
 }

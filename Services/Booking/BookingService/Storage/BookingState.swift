@@ -47,15 +47,26 @@ final class BookingState: Sendable {
         }
     }
 
-    /// Call inside a transaction that changes bookings, blocks or settings: the caches are
-    /// dropped when it commits.
+    /// Call inside a transaction that changes bookings or blocks: availability is dropped
+    /// at once and again when the transaction ends (commit or rollback).
     func changed(_ db: Database) {
-        db.afterNextTransaction { [self] _ in
-            caches.withLock { caches in
-                caches.generation += 1
-                caches.park = nil
-                caches.availability.removeAll(keepingCapacity: true)
-            }
+        clear(settings: false)
+        db.afterNextTransaction(onCommit: { [self] _ in clear(settings: false) }, onRollback: { [self] _ in clear(settings: false) })
+    }
+
+    /// Call inside a transaction that changes the park's settings: the cached settings go
+    /// too, at once (so later writes of the same group commit read the new ones) and again
+    /// when the transaction ends.
+    func settingsChanged(_ db: Database) {
+        clear(settings: true)
+        db.afterNextTransaction(onCommit: { [self] _ in clear(settings: true) }, onRollback: { [self] _ in clear(settings: true) })
+    }
+
+    private func clear(settings: Bool) {
+        caches.withLock { caches in
+            caches.generation += 1
+            if settings { caches.park = nil }
+            caches.availability.removeAll(keepingCapacity: true)
         }
     }
 }
