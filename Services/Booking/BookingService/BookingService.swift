@@ -76,7 +76,10 @@ public enum BookingService {
             subscriptions: [userDeleted(state)],
             migrations: { BookingMigrations.register(in: &$0) },
             workers: { pool, logger in
-                guard settings.paymentURL != nil, let secret = settings.callbackSecret else { return [] }
+                guard settings.paymentURL != nil, let secret = settings.callbackSecret else {
+                    logger.notice("payments: the dev provider settles every top-up at once; set BACKEND_BOOKING_PAYMENT_URL in production")
+                    return []
+                }
                 return [
                     PaymentCallbacks.server(
                         host: settings.callbackHost, port: settings.callbackPort, secret: secret, pool: pool, state: state, logger: logger)

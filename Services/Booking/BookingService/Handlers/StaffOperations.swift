@@ -117,6 +117,9 @@ struct StaffOperations: Sendable {
             response: BookingView.schema
         ) { (_, input: SanctionRequest, db: Database) in
             let (booking, _) = try Self.booking(db, input.booking)
+            guard booking.userId != "deleted" else {
+                throw ServiceError.conflict("the rider's account was deleted; there is no pass to adjust", reason: "rider_deleted")
+            }
             guard ["late_cancelled", "no_show"].contains(booking.status) else {
                 throw ServiceError.conflict("only late cancellations and no-shows have sanctions", reason: "no_sanction")
             }
