@@ -22,15 +22,22 @@ struct PaymentTests {
             "BACKEND_BOOKING_PAYMENT_URL": "http://127.0.0.1:\(providerPort)", "BACKEND_BOOKING_PAYMENT_TOKEN": "provider-token",
             "BACKEND_BOOKING_CALLBACK_SECRET": "s3cret", "BACKEND_BOOKING_CALLBACK_BIND": "127.0.0.1:\(callbackPort)",
             "BACKEND_BOOKING_CALLBACK_URL": "http://127.0.0.1:\(callbackPort)/payments/callback",
+            // A call out to the provider under a loaded test machine: generous deadlines.
+            "BACKEND_REQUEST_DEADLINE_MS": "8000", "BACKEND_GATEWAY_DEADLINE_MS": "10000",
         ]) { _, new in new }
         try await TestStack.with(services: ["auth", "booking"], extraEnvironment: environment) { stack in
             let rider = try await BookingFlowTests.signUp(stack, "payer@example.com")
-            let topup = try await stack.client.call("booking.pass.topup", data: ["package": "five"], token: rider, idem: "pay-1")
-            #expect(topup.data?["status"] == "pending")
+            let topup = try await stack.client.call(
+                "booking.pass.topup", data: ["package": "five"], token: rider, idem: "pay-1", timeout: .seconds(12), attempts: 1)
+            // Pending, unless the provider's callback (sent 0.2 s after the charge) won the
+            // race against the reply on a loaded machine; either way it is consistent.
+            let status = topup.data?["status"]?.stringValue
+            #expect(status == "pending" || status == "settled", "\(topup.error?.code.rawValue ?? "") \(topup.error?.message ?? "")")
+            #expect(topup.data?["pass"]?["sessions"] == (status == "pending" ? 0 : 5))
             #expect(topup.data?["confirmationUrl"]?.stringValue?.hasPrefix("http://127.0.0.1:\(providerPort)/confirm/") == true)
-            #expect(topup.data?["pass"]?["sessions"] == 0)
             // A retry is answered from the first reply: the provider is not called again.
-            let retry = try await stack.client.call("booking.pass.topup", data: ["package": "five"], token: rider, idem: "pay-1")
+            let retry = try await stack.client.call(
+                "booking.pass.topup", data: ["package": "five"], token: rider, idem: "pay-1", timeout: .seconds(12), attempts: 1)
             #expect(retry.data?["payment"] == topup.data?["payment"])
 
             var sessions: Int64 = 0
