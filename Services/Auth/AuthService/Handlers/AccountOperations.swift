@@ -297,7 +297,7 @@ struct AccountOperations: Sendable {
     var passwordChange: ServiceOperation {
         let (issuer, hasher) = (self.issuer, self.hasher)
         return .task(
-            "auth.password.change", summary: "Changes the caller's password; every other session is revoked.", auth: .authenticated,
+            "auth.password.change", summary: "Changes the caller's password; every other session is revoked. Ignores idem (a retry with the old password is refused).", auth: .authenticated,
             request: .object(["currentPassword": AuthSchemas.password, "newPassword": AuthSchemas.password], required: ["currentPassword", "newPassword"]),
             response: .empty
         ) { (context, input: PasswordChange) in

@@ -217,7 +217,7 @@ struct AdminOperations: Sendable {
     var rotateKeys: ServiceOperation {
         let keys = self.keys
         return .task(
-            "auth.internal.keys.rotate", summary: "Adds a new signing key; tokens signed with older keys stay valid until they expire.",
+            "auth.internal.keys.rotate", summary: "Adds a new signing key; tokens signed with older keys stay valid until they expire. Ignores idem: each call adds a key.",
             auth: .internal, request: .empty, response: .object(["kid": .string()], required: ["kid"])
         ) { (context, _: Empty) in
             let pool = try context.database()

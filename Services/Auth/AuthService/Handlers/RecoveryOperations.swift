@@ -50,7 +50,7 @@ struct RecoveryOperations: Sendable {
     var phoneChangeConfirm: ServiceOperation {
         let codes = self.confirmationCodes
         return .task(
-            "auth.phone.change.confirm", summary: "Confirms the new phone number with its SMS code.", auth: .authenticated,
+            "auth.phone.change.confirm", summary: "Confirms the new phone number with its SMS code. Ignores idem (the code is single use).", auth: .authenticated,
             request: .object(["code": .string(minLength: 6, maxLength: 6)], required: ["code"]), response: AuthSchemas.profile
         ) { (context, input: Confirm) in
             let principal = try context.requirePrincipal()
@@ -111,7 +111,7 @@ struct RecoveryOperations: Sendable {
     var reset: ServiceOperation {
         let (codes, hasher, issuer) = (self.resetCodes, self.hasher, self.issuer)
         return .task(
-            "auth.password.reset", summary: "Sets a new password with the emailed code; every session of the account is revoked.",
+            "auth.password.reset", summary: "Sets a new password with the emailed code; every session of the account is revoked. Ignores idem (the code is single use).",
             auth: .public,
             request: .object(
                 ["email": .string(minLength: 1, maxLength: 254), "code": .string(minLength: 6, maxLength: 6), "newPassword": AuthSchemas.password],
@@ -177,7 +177,7 @@ struct RecoveryOperations: Sendable {
     var emailChangeConfirm: ServiceOperation {
         let codes = self.confirmationCodes
         return .task(
-            "auth.email.change.confirm", summary: "Confirms the new email with its code.", auth: .authenticated,
+            "auth.email.change.confirm", summary: "Confirms the new email with its code. Ignores idem (the code is single use).", auth: .authenticated,
             request: .object(["code": .string(minLength: 6, maxLength: 6)], required: ["code"]),
             response: AuthSchemas.profile
         ) { (context, input: Confirm) in
@@ -234,7 +234,7 @@ struct RecoveryOperations: Sendable {
         let (codes, hasher, issuer) = (self.confirmationCodes, self.hasher, self.issuer)
         return .task(
             "auth.account.delete",
-            summary: "Deletes the caller's account, confirmed by the password or by the code of auth.account.delete.start. Publishes auth.user.deleted.",
+            summary: "Deletes the caller's account, confirmed by the password or by the code of auth.account.delete.start. Publishes auth.user.deleted. Ignores idem.",
             auth: .authenticated,
             request: .object(["password": AuthSchemas.password, "code": .string(minLength: 6, maxLength: 6)]),
             response: .empty
