@@ -299,6 +299,30 @@ struct BookingFlowTests {
                 "booking.days", data: ["from": .string(today.description), "to": .string(today.adding(days: 90).description)], idempotent: true)
             #expect(tooLong.error?.fields["to"] != nil)
 
+            // A late cancellation's sanction, waived, applied again and waived again: the pass
+            // follows each step and never drifts from its ledger.
+            let near = try #require(slots.first)
+            let late = try await stack.client.call("booking.create", data: ["cable": "reverse-2", "start": near["start"]!], token: rider)
+            let lateID = try #require(late.data?["id"])
+            let sessionsBefore = try await stack.client.call("booking.pass.get", token: rider, idempotent: true).data?["sessions"]?.integerValue ?? 0
+            #expect(try await stack.client.call("booking.cancel", data: ["booking": lateID], token: rider).data?["sanction"] == "forfeit")
+            var expected = sessionsBefore
+            for (action, delta) in [("waive", Int64(1)), ("forfeit", -1), ("waive", 1), ("waive", 0)] {
+                let changed = try await stack.client.call("booking.staff.sanction", data: ["booking": lateID, "action": .string(action)], token: park.admin)
+                #expect(changed.ok, "\(action): \(changed.error?.message ?? "")")
+                expected += delta
+                #expect(try await stack.client.call("booking.pass.get", token: rider, idempotent: true).data?["sessions"]?.integerValue == expected)
+            }
+            let ledger = try DatabaseQueue(
+                path: stack.configuration.dataDirectoryURL.appendingPathComponent("booking.sqlite").path,
+                configuration: { var configuration = Configuration(); configuration.readonly = true; return configuration }())
+            let drift = try await ledger.read { db in
+                try Int.fetchOne(
+                    db,
+                    sql: "SELECT COUNT(*) FROM pass p WHERE p.sessions != (SELECT COALESCE(SUM(sessions_delta), 0) FROM ledger l WHERE l.user_id = p.user_id)")
+            }
+            #expect(drift == 0)
+
             // A closed exception day has no slots; a new cable appears in the day.
             let date = try #require(first["date"])
             #expect(try await stack.client.call("booking.admin.hours.set", data: ["date": date], token: park.admin).ok)
