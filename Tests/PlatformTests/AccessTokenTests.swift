@@ -1,5 +1,6 @@
 import Foundation
 import Platform
+import Synchronization
 import Testing
 
 @Suite("Access tokens")
@@ -48,9 +49,8 @@ struct AccessTokenTests {
             try makeVerifier().verify(try stranger.token(for: claims()))
         }
         let unknownKey = AccessTokenSigner(keyID: "k9", key: try Ed25519PrivateKey())
-        #expect(throws: ServiceError.unauthenticated("the access token is signed by an unknown key")) {
-            try makeVerifier().verify(try unknownKey.token(for: claims()))
-        }
+        let unknown = #expect(throws: ServiceError.self) { try makeVerifier().verify(try unknownKey.token(for: claims())) }
+        #expect(unknown?.code == .unauthenticated && unknown?.isUnknownKey == true)
         #expect(throws: ServiceError.unauthenticated("the access token has expired")) {
             try makeVerifier().verify(try signer.token(for: claims(expiresIn: 0)))
         }
@@ -65,6 +65,24 @@ struct AccessTokenTests {
         #expect(try verifier.verify(token).sessionID == "ses_1")
         verifier.revoke(sessions: ["ses_1"])
         #expect(throws: ServiceError.unauthenticated("the session was revoked")) { try verifier.verify(token) }
+    }
+
+    @Test("a token of an unknown key makes the verifier fetch keys once, then it verifies")
+    func fetchOnUnknownKey() async throws {
+        let newKey = try Ed25519PrivateKey()
+        let verifier = makeVerifier()
+        let fetches = Mutex(0)
+        let published = newKey.publicKey, original = key.publicKey
+        verifier.setKeySource {
+            fetches.withLock { $0 += 1 }
+            verifier.setKeys(["k1": original, "k2": published])
+            return true
+        }
+        let token = try AccessTokenSigner(keyID: "k2", key: newKey).token(for: claims())
+        #expect(throws: ServiceError.self) { try verifier.verify(token) }
+        #expect(await verifier.refreshKeys())
+        #expect(try verifier.verify(token).userID == "usr_1")
+        #expect(fetches.withLock { $0 } == 1)
     }
 
     @Test("key rotation: tokens of every published key verify")

@@ -38,6 +38,17 @@ public final class RequestDispatcher: Sendable {
         public var isInline: Bool { operation.executeInline != nil }
     }
 
+    /// ``prepare(_:client:receivedAt:)`` that, when the token names a key the service does
+    /// not know yet (it just started, or auth rotated keys), fetches the keys and tries once more.
+    public func prepareFetchingKeys(_ request: RequestEnvelope, client: String? = nil) async throws(ServiceError) -> Prepared {
+        do {
+            return try prepare(request, client: client)
+        } catch where error.isUnknownKey {
+            guard await verifier.refreshKeys() else { throw error }
+            return try prepare(request, client: client)
+        }
+    }
+
     /// Whether `op` is answered on the socket thread (unknown ops are: with an error).
     public func isInline(_ op: String) -> Bool {
         operations[op].map { $0.executeInline != nil } ?? true

@@ -182,7 +182,7 @@ public final class RequestServer: Service, Sendable {
                     if let alreadyPrepared {
                         prepared = alreadyPrepared
                     } else {
-                        prepared = try dispatcher.prepare(request, client: client)
+                        prepared = try await dispatcher.prepareFetchingKeys(request, client: client)
                     }
                     (reply, outcome) = await dispatcher.run(prepared)
                 } catch {

@@ -83,6 +83,17 @@ public final class AccessTokenVerifier: TokenVerifier, Sendable {
     private let cache = Mutex<[String: AccessTokenClaims]>([:])
     private let now: @Sendable () -> Int64
     private let cacheLimit: Int
+    private let keySource = Mutex<(@Sendable () async -> Bool)?>(nil)
+
+    /// Where to fetch keys when a token names an unknown one (the ``AuthKeyRefresher``).
+    public func setKeySource(_ fetch: @escaping @Sendable () async -> Bool) {
+        keySource.withLock { $0 = fetch }
+    }
+
+    public func refreshKeys() async -> Bool {
+        guard let fetch = keySource.withLock({ $0 }) else { return false }
+        return await fetch()
+    }
 
     /// Creates a verifier with the given public keys by key id.
     public init(
@@ -138,7 +149,10 @@ public final class AccessTokenVerifier: TokenVerifier, Sendable {
         guard header["alg"] == "EdDSA", case .string(let keyID)? = header["kid"] else {
             throw .unauthenticated("the access token is not signed with EdDSA")
         }
-        guard let key = keys.withLock({ $0[keyID] }) else { throw .unauthenticated("the access token is signed by an unknown key") }
+        guard let key = keys.withLock({ $0[keyID] }) else {
+            throw ServiceError(
+                .unauthenticated, "the access token is signed by an unknown key", details: ["reason": .string(ServiceError.unknownKeyReason)])
+        }
         let signingInput = token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count)
         guard key.isValidSignature(signature, for: Array(signingInput)) else {
             throw .unauthenticated("the access token signature is not valid")

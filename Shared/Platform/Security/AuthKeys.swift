@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Logging
 import ServiceLifecycle
+import Synchronization
 
 /// Auth's public keys as a JWK set (RFC 7517, with RFC 8037's OKP keys), the shape
 /// `auth.keys` returns so that a gateway in any language can verify tokens.
@@ -59,6 +60,18 @@ public final class AuthKeyRefresher: Service, Sendable {
         self.verifier = verifier
         self.logger = logger
         self.interval = interval
+        let client = self.client
+        let lastOnDemand = Mutex<ContinuousClock.Instant?>(nil)
+        // On demand, when a token names an unknown key: at most once a second.
+        verifier.setKeySource { [verifier, logger] in
+            let allowed = lastOnDemand.withLock { last -> Bool in
+                if let last, ContinuousClock.now - last < .seconds(1) { return false }
+                last = .now
+                return true
+            }
+            guard allowed else { return false }
+            return await AuthKeyRefresher.fetch(client: client, verifier: verifier, logger: logger)
+        }
     }
 
     public func run() async throws {
@@ -74,6 +87,10 @@ public final class AuthKeyRefresher: Service, Sendable {
     /// Fetches the keys once; returns whether it worked.
     @discardableResult
     public func refresh() async -> Bool {
+        await Self.fetch(client: client, verifier: verifier, logger: logger)
+    }
+
+    static func fetch(client: ServiceClient, verifier: AccessTokenVerifier, logger: Logger) async -> Bool {
         guard let reply = try? await client.call("auth.keys", idempotent: true, timeout: .seconds(2), attempts: 1),
             let document = reply.data
         else {

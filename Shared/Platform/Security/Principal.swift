@@ -48,6 +48,22 @@ public enum AuthRule: Sendable, Equatable {
 public protocol TokenVerifier: Sendable {
     /// Returns the token's principal, or throws `ServiceError.unauthenticated`.
     func verify(_ token: String) throws(ServiceError) -> Principal
+
+    /// Called when a token names a key the verifier does not know (just started, or auth
+    /// rotated its keys): fetch the keys now; returns whether they may have changed.
+    func refreshKeys() async -> Bool
+}
+
+extension TokenVerifier {
+    public func refreshKeys() async -> Bool { false }
+}
+
+extension ServiceError {
+    /// The reason a token was refused because its key is unknown (see ``TokenVerifier/refreshKeys()``).
+    public static let unknownKeyReason = "unknown_key"
+
+    /// Whether this is the refusal of a token signed by an unknown key.
+    public var isUnknownKey: Bool { details["reason"] == .string(Self.unknownKeyReason) }
 }
 
 /// The verifier of a process that has not been given auth's public keys: every token
