@@ -203,11 +203,6 @@ public final class ZMQSocket {
         return value
     }
 
-    /// Whether a message can be received now without blocking (`ZMQ_EVENTS`).
-    public var hasPendingInput: Bool {
-        ((try? intOption(ZMQ_EVENTS)) ?? 0) & Int32(ZMQ_POLLIN) != 0
-    }
-
     private func apply(_ options: SocketOptions) throws(ZMQError) {
         try setOption(ZMQ_LINGER, options.lingerMs)
         try setOption(ZMQ_SNDHWM, options.sendHighWaterMark)

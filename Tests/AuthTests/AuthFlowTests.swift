@@ -18,10 +18,7 @@ struct AuthFlowTests {
 
     /// A solved challenge, as an app computes it.
     static func solvedChallenge(_ stack: TestStack) async throws -> JSONValue {
-        let reply = try await stack.client.call("auth.challenge", idempotent: true)
-        let nonce = try #require(reply.data?["nonce"]?.stringValue)
-        let difficulty = Int(try #require(reply.data?["difficulty"]?.integerValue))
-        return ["nonce": .string(nonce), "counter": .integer(Int64(ProofOfWork.solve(nonce: nonce, difficulty: difficulty)))]
+        try await AuthFixtures.solvedChallenge(stack.client)
     }
 
     static func registration(_ email: String, challenge: JSONValue, password: String = "secret-pass-1") -> JSONValue {
@@ -263,7 +260,7 @@ struct AuthFlowTests {
                 try await stack.client.call("auth.login", data: ["email": "root@example.com", "password": "secret-pass-1"]).data)
             let adminToken = try Self.token(admin)
             let search = try await stack.client.call("auth.admin.users.list", data: ["query": "WORKER"], token: adminToken, idempotent: true)
-            #expect(search.data?["items"]?.arrayCount == 1)
+            #expect(search.data?["items"]?.arrayValue?.count == 1)
             let page = try await stack.client.call("auth.admin.users.list", data: ["limit": 1], token: adminToken, idempotent: true)
             let next = try #require(page.data?["next"]?.stringValue)
             let rest = try await stack.client.call("auth.admin.users.list", data: ["limit": 1, "cursor": .string(next)], token: adminToken, idempotent: true)
@@ -334,26 +331,6 @@ struct AuthFlowTests {
                 #expect(names.contains(op), "\(op) missing from describe")
             }
         }
-    }
-}
-
-extension JSONValue {
-    /// Merges members into an object (tests build variations of one request).
-    func merging(_ other: [String: JSONValue]) -> JSONValue {
-        guard case .object(let members) = self else { return self }
-        return .object(members.merging(other) { _, new in new })
-    }
-
-    /// The element count of an array, `nil` for other values.
-    var arrayCount: Int? {
-        if case .array(let elements) = self { return elements.count }
-        return nil
-    }
-
-    /// An array element.
-    subscript(index: Int) -> JSONValue? {
-        if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
-        return nil
     }
 }
 

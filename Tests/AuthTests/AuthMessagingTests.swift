@@ -67,16 +67,11 @@ enum Messages {
 
     /// Waits for the `count`-th message to `recipient` and returns its 6-digit code.
     static func code(to recipient: String, number count: Int = 1, in stack: TestStack) async throws -> String {
-        for _ in 0..<200 {
-            let messages = outbox(stack).filter { $0.recipient == recipient }
-            if messages.count >= count, let code = sixDigits(in: messages[count - 1].body) { return code }
-            try await Task.sleep(for: .milliseconds(25))
-        }
-        throw TestStackError("no message number \(count) to \(recipient)")
+        try await AuthFixtures.code(to: recipient, number: count, dataDirectory: stack.configuration.dataDirectoryURL)
     }
 
     static func sixDigits(in text: String) -> String? {
-        text.firstMatch(of: /\b(\d{6})\b/).map { String($0.1) }
+        AuthFixtures.sixDigits(in: text)
     }
 }
 

@@ -99,14 +99,7 @@ struct SignInBench: AsyncParsableCommand {
         // Accounts to sign in with.
         var refreshToken: String?
         for index in 0..<inFlight {
-            let challenge = try await client.call("auth.challenge")
-            let reply = try await client.call(
-                "auth.register",
-                data: [
-                    "email": .string("bench\(index)@example.com"), "password": "bench-password", "firstName": "Bench", "lastName": "User",
-                    "birthDate": "1990-01-01", "acceptTerms": true,
-                    "challenge": ["nonce": challenge.data?["nonce"] ?? "", "counter": 0],
-                ], timeout: .seconds(30))
+            let reply = try await AuthFixtures.register(client, email: "bench\(index)@example.com", password: "bench-password")
             guard reply.ok else { throw ValidationError("registration failed: \(reply.error?.message ?? "")") }
             refreshToken = refreshToken ?? reply.data?["refreshToken"]?.stringValue
         }

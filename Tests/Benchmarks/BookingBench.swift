@@ -75,9 +75,9 @@ struct BookingBench: AsyncParsableCommand {
         for day in 2..<200 {
             let date = Self.date(daysFromNow: day)
             let reply = try await client.call("booking.slots", data: ["date": .string(date)], idempotent: true)
-            let cables = (reply.data?["cables"]?.arrayElements ?? []).compactMap(\.stringValue)
-            for item in reply.data?["items"]?.arrayElements ?? [] {
-                for (index, cable) in cables.enumerated() where item["bookable"]?.arrayElements?[index] == true {
+            let cables = (reply.data?["cables"]?.arrayValue ?? []).compactMap(\.stringValue)
+            for item in reply.data?["items"]?.arrayValue ?? [] {
+                for (index, cable) in cables.enumerated() where item["bookable"]?.arrayValue?[index] == true {
                     starts.append((cable, item["start"]?.stringValue ?? ""))
                 }
             }
@@ -135,28 +135,12 @@ struct BookingBench: AsyncParsableCommand {
     }
 
     func signUp(_ client: ServiceClient, _ email: String) async throws -> String {
-        let challenge = try await client.call("auth.challenge")
-        let reply = try await client.call(
-            "auth.register",
-            data: [
-                "email": .string(email), "password": "bench-password", "firstName": "Bench", "lastName": "Rider", "birthDate": "1990-01-01",
-                "acceptTerms": true, "challenge": ["nonce": challenge.data?["nonce"] ?? "", "counter": 0],
-            ])
-        guard let token = reply.data?["accessToken"]?.stringValue else { throw ValidationError("sign-up failed: \(reply.error?.message ?? "")") }
-        return token
+        try await AuthFixtures.signUp(client, email: email, password: "bench-password")
     }
-
     func token(_ client: ServiceClient, _ email: String) async throws -> String {
         let reply = try await client.call("auth.login", data: ["email": .string(email), "password": "bench-password"])
         guard let token = reply.data?["accessToken"]?.stringValue else { throw ValidationError("sign-in failed") }
         return token
-    }
-}
-
-extension JSONValue {
-    var arrayElements: [JSONValue]? {
-        if case .array(let elements) = self { return elements }
-        return nil
     }
 }
 

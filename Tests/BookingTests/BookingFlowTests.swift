@@ -46,42 +46,18 @@ struct BookingFlowTests {
 
     /// Registers by email and returns the access token.
     static func signUp(_ stack: TestStack, _ email: String) async throws -> String {
-        let challenge = try await stack.client.call("auth.challenge", idempotent: true)
-        let nonce = try #require(challenge.data?["nonce"]?.stringValue)
-        let counter = ProofOfWork.solve(nonce: nonce, difficulty: Int(challenge.data?["difficulty"]?.integerValue ?? 0))
-        let reply = try await stack.client.call(
-            "auth.register",
-            data: [
-                "email": .string(email), "password": "secret-pass-1", "firstName": "Test", "lastName": "Rider", "birthDate": "1990-01-01",
-                "acceptTerms": true, "challenge": ["nonce": .string(nonce), "counter": .integer(Int64(counter))],
-            ])
-        return try #require(reply.data?["accessToken"]?.stringValue, "\(reply.error?.message ?? "")")
+        try await AuthFixtures.signUp(stack.client, email: email)
     }
 
     /// Signs a rider in by phone and SMS code, registering on first use.
     static func phoneSignIn(_ stack: TestStack, _ phone: String, first: String, last: String) async throws -> String {
-        let challenge = try await stack.client.call("auth.challenge", idempotent: true)
-        let nonce = try #require(challenge.data?["nonce"]?.stringValue)
-        let counter = ProofOfWork.solve(nonce: nonce, difficulty: Int(challenge.data?["difficulty"]?.integerValue ?? 0))
         let started = try await stack.client.call(
-            "auth.phone.start", data: ["phone": .string(phone), "challenge": ["nonce": .string(nonce), "counter": .integer(Int64(counter))]])
+            "auth.phone.start", data: ["phone": .string(phone), "challenge": try await AuthFixtures.solvedChallenge(stack.client)])
         #expect(started.ok)
-        let folder = stack.configuration.dataDirectoryURL.appendingPathComponent("outbox")
-        var code: String?
-        for _ in 0..<200 where code == nil {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-            for name in names where name.hasSuffix(".json") {
-                if let message = try? WireJSON.decode(OutgoingMessage.self, from: Data(contentsOf: folder.appendingPathComponent(name))),
-                    message.recipient == phone, let match = message.body.firstMatch(of: /(\d{6})/)
-                {
-                    code = String(match.1)
-                }
-            }
-            if code == nil { try await Task.sleep(for: .milliseconds(25)) }
-        }
+        let code = try await AuthFixtures.code(to: phone, dataDirectory: stack.configuration.dataDirectoryURL)
         let verified = try await stack.client.call(
             "auth.phone.verify",
-            data: ["phone": .string(phone), "code": .string(try #require(code)), "profile": ["firstName": .string(first), "lastName": .string(last)]])
+            data: ["phone": .string(phone), "code": .string(code), "profile": ["firstName": .string(first), "lastName": .string(last)]])
         return try #require(verified.data?["accessToken"]?.stringValue, "\(verified.error?.message ?? "")")
     }
 
@@ -357,17 +333,5 @@ struct BookingFlowTests {
             let after = try await stack.client.call("booking.slots", data: ["date": slot["date"]!, "cable": "reverse-1"], idempotent: true)
             #expect(Self.flatten(after.data ?? .null).first { $0["start"] == slot["start"] }?["free"] == 0)
         }
-    }
-}
-
-extension JSONValue {
-    var arrayValue: [JSONValue]? {
-        if case .array(let elements) = self { return elements }
-        return nil
-    }
-
-    subscript(index: Int) -> JSONValue? {
-        if case .array(let elements) = self, elements.indices.contains(index) { return elements[index] }
-        return nil
     }
 }

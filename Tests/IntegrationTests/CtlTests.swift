@@ -56,14 +56,7 @@ struct CtlTests {
             defer { follower.kill(signal: SIGKILL) }
             while !follower.output.contains("following") { try await Task.sleep(for: .milliseconds(20)) }
             try await Task.sleep(for: .milliseconds(300))  // the subscription reaches the bus
-            let challenge = try await stack.client.call("auth.challenge")
-            let registered = try await stack.client.call(
-                "auth.register",
-                data: [
-                    "email": "events@example.com", "password": "secret-pass-1", "firstName": "E", "lastName": "V", "birthDate": "1990-01-01",
-                    "acceptTerms": true, "challenge": ["nonce": challenge.data?["nonce"] ?? "", "counter": 0],
-                ])
-            #expect(registered.ok)
+            #expect(try await AuthFixtures.register(stack.client, email: "events@example.com").ok)
             var seen = false
             for _ in 0..<100 where !seen {
                 seen = follower.output.contains("auth.user.registered")

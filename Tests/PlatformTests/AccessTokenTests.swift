@@ -119,15 +119,3 @@ struct AccessTokenTests {
         #expect(!secret.publicKey.isValidSignature(signature, for: [0]))
     }
 }
-
-extension JSONValue {
-    func merging(_ other: [String: JSONValue]) -> JSONValue {
-        guard case .object(let members) = self else { return self }
-        return .object(members.merging(other) { _, new in new })
-    }
-
-    var arrayValue: [JSONValue]? {
-        if case .array(let elements) = self { return elements }
-        return nil
-    }
-}

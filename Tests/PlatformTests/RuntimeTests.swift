@@ -31,6 +31,24 @@ struct StorageTests {
     }
 }
 
+@Suite("Idempotency store")
+struct IdempotencyStoreTests {
+    @Test("keys are kept while fresh and pruned once old")
+    func pruning() throws {
+        let directory = try TemporaryDirectory()
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "db", durability: .normal, migrations: { _ in })
+        let now = Date()
+        try pool.write { db in
+            try IdempotencyStore.save(db, scope: "public", key: "k", op: "x.y", requestHash: "h", reply: Data("{}".utf8))
+            #expect(try IdempotencyStore.prune(db, olderThan: 3_600, now: now) == 0)
+            #expect(try IdempotencyStore.lookup(db, scope: "public", key: "k", op: "x.y", requestHash: "h") == .replay(Data("{}".utf8)))
+            #expect(try IdempotencyStore.prune(db, olderThan: 3_600, now: now.addingTimeInterval(7_200)) == 1)
+            #expect(try IdempotencyStore.lookup(db, scope: "public", key: "k", op: "x.y", requestHash: "h") == .new)
+        }
+        try pool.close()
+    }
+}
+
 @Suite("Service runtime")
 struct RuntimeTests {
     @Test("a write with idem happens once; the same key with another body is a conflict")

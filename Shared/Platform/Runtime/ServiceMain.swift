@@ -52,7 +52,7 @@ public final class ServiceRuntime: Sendable {
             migrations: definition.migrations)
         try definition.prepare(pool)
         var subscriptions = definition.subscriptions
-        var workers = definition.workers(pool, logger)
+        var workers = definition.workers(pool, logger) + [Housekeeping(pool: pool, logger: logger)]
         let tokenVerifier: any TokenVerifier
         if let verifier {
             tokenVerifier = verifier

@@ -24,7 +24,4 @@ public final class SocketThread: Sendable {
     public func join() async {
         await done.wait()
     }
-
-    /// Whether the thread's body has returned.
-    public var isFinished: Bool { done.isFired }
 }

@@ -17,6 +17,24 @@ public enum JSONValue: Sendable, Equatable, Hashable {
         return nil
     }
 
+    /// The elements of an array, `nil` for other values.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let elements) = self { return elements }
+        return nil
+    }
+
+    /// An element of an array, `nil` when out of range or not an array.
+    public subscript(index: Int) -> JSONValue? {
+        guard case .array(let elements) = self, elements.indices.contains(index) else { return nil }
+        return elements[index]
+    }
+
+    /// An object with `other`'s members added (replacing equal names); other values unchanged.
+    public func merging(_ other: [String: JSONValue]) -> JSONValue {
+        guard case .object(let members) = self else { return self }
+        return .object(members.merging(other) { _, new in new })
+    }
+
     /// The text of a string, `nil` for other values.
     public var stringValue: String? {
         if case .string(let text) = self { return text }

@@ -48,29 +48,46 @@ struct RecoveryOperations: Sendable {
     }
 
     var phoneChangeConfirm: ServiceOperation {
+        contactChangeConfirm(
+            "auth.phone.change.confirm", summary: "Confirms the new phone number with its SMS code. Ignores idem (the code is single use).",
+            purpose: .phoneChange, column: "phone", taken: "this phone number belongs to another account", takenReason: "phone_taken",
+            audit: .phoneChanged)
+    }
+
+    /// The confirmation of an email or phone change: the code (sent to the new address)
+    /// names the new value; it is set unless another account took it meanwhile.
+    private func contactChangeConfirm(
+        _ name: String, summary: String, purpose: OneTimeCodes.Purpose, column: String, taken: String, takenReason: String,
+        audit: AuditLog.Action
+    ) -> ServiceOperation {
         let codes = self.confirmationCodes
+        // An email proven by a code is a verified email.
+        let assignment = column == "email" ? "email = ?, email_verified = 1" : "\(column) = ?"
         return .task(
-            "auth.phone.change.confirm", summary: "Confirms the new phone number with its SMS code. Ignores idem (the code is single use).", auth: .authenticated,
+            name, summary: summary, auth: .authenticated,
             request: .object(["code": .string(minLength: 6, maxLength: 6)], required: ["code"]), response: AuthSchemas.profile
         ) { (context, input: Confirm) in
             let principal = try context.requirePrincipal()
             return try await context.write { db -> Result<ProfileOperations.Profile, ServiceError> in
-                let checked = try codes.check(db, .phoneChange, target: principal.userID, code: input.code)
-                guard case .success(let detail) = checked, let phone = detail else {
+                let checked = try codes.check(db, purpose, target: principal.userID, code: input.code)
+                guard case .success(let detail) = checked, let value = detail else {
                     if case .failure(let refusal) = checked { return .failure(refusal.serviceError) }
                     return .failure(OneTimeCodes.Refusal.noValidCode.serviceError)
                 }
-                if try String.fetchOne(db, sql: "SELECT id FROM user WHERE phone = ?", arguments: [phone]).map({ $0 != principal.userID }) == true {
-                    return .failure(.conflict("this phone number belongs to another account", reason: "phone_taken"))
+                if try String.fetchOne(db, sql: "SELECT id FROM user WHERE \(column) = ?", arguments: [value])
+                    .map({ $0 != principal.userID }) == true
+                {
+                    return .failure(.conflict(taken, reason: takenReason))
                 }
-                try db.execute(sql: "UPDATE user SET phone = ? WHERE id = ?", arguments: [phone, principal.userID])
-                try AuditLog.record(db, .phoneChanged, user: principal.userID, client: context.clientAddress)
-                guard let profile = try ProfileOperations.Profile.load(db, id: principal.userID) else { return .failure(.notFound("no such user")) }
+                try db.execute(sql: "UPDATE user SET \(assignment) WHERE id = ?", arguments: [value, principal.userID])
+                try AuditLog.record(db, audit, user: principal.userID, client: context.clientAddress)
+                guard let profile = try ProfileOperations.Profile.load(db, id: principal.userID) else {
+                    return .failure(.notFound("no such user"))
+                }
                 return .success(profile)
             }.get()
         }
     }
-
     struct Forgot: Codable, Sendable {
         var email: String
     }
@@ -175,32 +192,11 @@ struct RecoveryOperations: Sendable {
     }
 
     var emailChangeConfirm: ServiceOperation {
-        let codes = self.confirmationCodes
-        return .task(
-            "auth.email.change.confirm", summary: "Confirms the new email with its code. Ignores idem (the code is single use).", auth: .authenticated,
-            request: .object(["code": .string(minLength: 6, maxLength: 6)], required: ["code"]),
-            response: AuthSchemas.profile
-        ) { (context, input: Confirm) in
-            let principal = try context.requirePrincipal()
-            return try await context.write { db -> Result<ProfileOperations.Profile, ServiceError> in
-                let checked = try codes.check(db, .emailChange, target: principal.userID, code: input.code)
-                guard case .success(let detail) = checked, let email = detail else {
-                    if case .failure(let refusal) = checked { return .failure(refusal.serviceError) }
-                    return .failure(OneTimeCodes.Refusal.noValidCode.serviceError)
-                }
-                if try String.fetchOne(db, sql: "SELECT id FROM user WHERE email = ?", arguments: [email]).map({ $0 != principal.userID }) == true {
-                    return .failure(.conflict("an account with this email already exists", reason: "email_taken"))
-                }
-                try db.execute(sql: "UPDATE user SET email = ?, email_verified = 1 WHERE id = ?", arguments: [email, principal.userID])
-                try AuditLog.record(db, .emailChanged, user: principal.userID, client: context.clientAddress)
-                guard let profile = try ProfileOperations.Profile.load(db, id: principal.userID) else {
-                    return .failure(.notFound("no such user"))
-                }
-                return .success(profile)
-            }.get()
-        }
+        contactChangeConfirm(
+            "auth.email.change.confirm", summary: "Confirms the new email with its code. Ignores idem (the code is single use).",
+            purpose: .emailChange, column: "email", taken: "an account with this email already exists", takenReason: "email_taken",
+            audit: .emailChanged)
     }
-
     var deletionStart: ServiceOperation {
         let (codes, wake) = (self.confirmationCodes, self.wake)
         return .write(

@@ -122,11 +122,6 @@ public struct ParkSchedule: Sendable, Hashable {
         return slots
     }
 
-    /// The slot of `date` starting at local `minute`, if it is on the grid.
-    public func slot(on date: LocalDate, startingAt minute: Int) -> Slot? {
-        slots(on: date).first { $0.localStart == minute }
-    }
-
     /// The slot that starts at `instant`, if any: computed directly from the instant's
     /// local time, without listing the day.
     public func slot(startingAt instant: Date) -> Slot? {

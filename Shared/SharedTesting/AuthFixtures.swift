@@ -1,0 +1,61 @@
+import Foundation
+import Platform
+
+/// What tests and benchmarks do with auth again and again: solve the bot check,
+/// register, and read the codes auth sent through its `file` transport.
+public enum AuthFixtures {
+    /// A solved `auth.challenge`, as an app computes it: `{"nonce", "counter"}`.
+    public static func solvedChallenge(_ client: ServiceClient) async throws -> JSONValue {
+        let reply = try await client.call("auth.challenge")
+        guard case .string(let nonce)? = reply.data?["nonce"], case .integer(let difficulty)? = reply.data?["difficulty"] else {
+            throw TestStackError("auth.challenge failed: \(reply.error?.message ?? "no nonce")")
+        }
+        return ["nonce": .string(nonce), "counter": .integer(Int64(ProofOfWork.solve(nonce: nonce, difficulty: Int(difficulty))))]
+    }
+
+    /// Registers an account by email and returns auth's reply (tokens on success).
+    public static func register(
+        _ client: ServiceClient, email: String, password: String = "secret-pass-1", firstName: String = "Test",
+        lastName: String = "Rider"
+    ) async throws -> Reply.Parsed {
+        try await client.call(
+            "auth.register",
+            data: [
+                "email": .string(email), "password": .string(password), "firstName": .string(firstName), "lastName": .string(lastName),
+                "birthDate": "1990-01-01", "acceptTerms": true, "challenge": try await solvedChallenge(client),
+            ])
+    }
+
+    /// Registers and returns the access token.
+    public static func signUp(_ client: ServiceClient, email: String, password: String = "secret-pass-1") async throws -> String {
+        let reply = try await register(client, email: email, password: password)
+        guard let token = reply.data?["accessToken"]?.stringValue else {
+            throw TestStackError("sign-up of \(email) failed: \(reply.error?.message ?? "") \(reply.error?.fields ?? [:])")
+        }
+        return token
+    }
+
+    /// The messages auth's `file` transport wrote under `dataDirectory/outbox`, oldest first.
+    public static func messages(dataDirectory: URL) -> [JSONValue] {
+        let folder = dataDirectory.appendingPathComponent("outbox")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }
+            .compactMap { try? JSONParser.parse(Data(contentsOf: folder.appendingPathComponent($0))) }
+            .sorted { ($0["createdAt"]?.stringValue ?? "", $0["id"]?.stringValue ?? "") < ($1["createdAt"]?.stringValue ?? "", $1["id"]?.stringValue ?? "") }
+    }
+
+    /// Waits for the `count`-th message to `recipient` and returns its 6-digit code.
+    public static func code(to recipient: String, number count: Int = 1, dataDirectory: URL) async throws -> String {
+        for _ in 0..<200 {
+            let messages = messages(dataDirectory: dataDirectory).filter { $0["recipient"]?.stringValue == recipient }
+            if messages.count >= count, let code = sixDigits(in: messages[count - 1]["body"]?.stringValue ?? "") { return code }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw TestStackError("no message number \(count) to \(recipient)")
+    }
+
+    /// The first 6-digit number in a text.
+    public static func sixDigits(in text: String) -> String? {
+        text.firstMatch(of: /\b(\d{6})\b/).map { String($0.1) }
+    }
+}
