@@ -12,7 +12,7 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure the platform against a raw libzmq reference.",
-        subcommands: [PlatformBench.self, TokenBench.self, SignInBench.self, BookingBench.self, RawService.self, RawProxy.self],
+        subcommands: [PlatformBench.self, TokenBench.self, SignInBench.self, BookingBench.self, JSONBench.self, RawService.self, RawProxy.self],
         defaultSubcommand: PlatformBench.self)
 }
 
@@ -103,20 +103,35 @@ struct LoadResult: Sendable {
     var p50: Double
     var p99: Double
     var errors: Int
+    var completed = 0
 }
 
 /// Keeps `inFlight` requests outstanding on one DEALER (its own thread) and records
 /// each round trip in an HDR histogram.
+///
+/// The driver is lean on purpose (bodies prepared in advance, no JSON work per reply but a
+/// byte search): it shares the machine's two cores with what it measures.
 enum LoadGenerator {
     static func run(endpoint: String, body: Data, expected: Data?, inFlight: Int, warmup: Double, seconds: Double) async throws -> LoadResult {
+        try await run(endpoint: endpoint, bodies: { _ in body }, expected: expected, inFlight: inFlight, warmup: warmup, seconds: seconds)
+    }
+
+    /// Sends `bodies(n)` as the n-th request (0, 1, ...) until it returns `nil` or the time is up.
+    static func run(
+        endpoint: String, bodies: @escaping @Sendable (Int) -> Data?, expected: Data?, inFlight: Int, warmup: Double, seconds: Double
+    ) async throws -> LoadResult {
         try await withCheckedThrowingContinuation { continuation in
             _ = SocketThread(name: "load") {
-                continuation.resume(with: Result { try measure(endpoint: endpoint, body: body, expected: expected, inFlight: inFlight, warmup: warmup, seconds: seconds) })
+                continuation.resume(with: Result {
+                    try measure(endpoint: endpoint, bodies: bodies, expected: expected, inFlight: inFlight, warmup: warmup, seconds: seconds)
+                })
             }
         }
     }
 
-    private static func measure(endpoint: String, body: Data, expected: Data?, inFlight: Int, warmup: Double, seconds: Double) throws -> LoadResult {
+    private static func measure(
+        endpoint: String, bodies: (Int) -> Data?, expected: Data?, inFlight: Int, warmup: Double, seconds: Double
+    ) throws -> LoadResult {
         let socket = try ZMQSocket(type: .dealer, options: .with { $0.sendHighWaterMark = 100_000; $0.receiveHighWaterMark = 100_000 })
         defer { socket.close() }
         try socket.connect(endpoint)
@@ -125,19 +140,26 @@ enum LoadGenerator {
         var tags: [Data] = (0..<inFlight).map { index in var value = UInt32(index); return withUnsafeBytes(of: &value) { Data($0) } }
         let start = clockNanoseconds()
         let measureFrom = start + UInt64(warmup * 1e9)
-        let end = measureFrom + UInt64(seconds * 1e9)
-        for index in 0..<inFlight {
+        var end = measureFrom + UInt64(seconds * 1e9)
+        var sent = 0, outstanding = 0
+        func sendNext(_ index: Int) throws {
+            guard let body = bodies(sent) else { return }
+            sent += 1
+            outstanding += 1
             sentAt[index] = clockNanoseconds()
             try socket.send(multipart: [tags[index], Data(), body])
         }
+        for index in 0..<inFlight { try sendNext(index) }
         var completed = 0
         var errors = 0
         var poller = Poller()
         poller.add(socket)
-        while true {
+        var measuredFrom = measureFrom
+        while outstanding > 0 {
             _ = try poller.poll(timeoutMs: 1_000)
             while let frames = try socket.receiveMultipart(dontWait: true) {
                 guard frames.count == 3, frames[0].count == 4 else { errors += 1; continue }
+                outstanding -= 1
                 let index = Int(frames[0].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
                 let now = clockNanoseconds()
                 if now >= measureFrom && now < end {
@@ -146,16 +168,30 @@ enum LoadGenerator {
                     if let expected, frames[2].range(of: expected) == nil { errors += 1 }
                 }
                 if now >= end { continue }
-                sentAt[index] = clockNanoseconds()
-                try socket.send(multipart: [tags[index], Data(), body])
+                try sendNext(index)
+                // Out of bodies: the measured time ends with the last reply.
+                if outstanding == 0, now >= measureFrom { end = now }
             }
-            if clockNanoseconds() >= end + 200_000_000 { break }
+            if clockNanoseconds() >= end + 2_000_000_000 { break }
         }
+        if measuredFrom > end { measuredFrom = end }
         tags.removeAll()
+        let measuredSeconds = max(1e-9, Double(end - measuredFrom) / 1e9)
         return LoadResult(
-            rate: Double(completed) / seconds, p50: Double(histogram.valueAtPercentile(50)),
-            p99: Double(histogram.valueAtPercentile(99)), errors: errors)
+            rate: Double(completed) / measuredSeconds, p50: Double(histogram.valueAtPercentile(50)),
+            p99: Double(histogram.valueAtPercentile(99)), errors: errors, completed: completed)
     }
+}
+
+/// CPU time (user + system) a process has used so far, from `/proc/<pid>/stat`.
+func cpuSeconds(pid: Int32) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return 0 }
+    // Fields after the command name: state is field 3; utime and stime are 14 and 15.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
 }
 
 /// The raw reference service: a ROUTER that echoes every message.
@@ -199,6 +235,12 @@ struct RawProxy: ParsableCommand {
             }
         }
     }
+}
+
+/// Prints a line of figures at once, even when the output is a file.
+func report(_ line: String) {
+    print(line)
+    fflush(nil)
 }
 
 /// Monotonic nanoseconds.

@@ -69,8 +69,11 @@ public struct RequestContext: Sendable {
     /// key was already used for the same request, the stored reply comes back and `body`
     /// does not run; with another request it is a `conflict`.
     public func commit<Result: Codable & Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
-        let data = try await commitEncoded { db in try WireJSON.encode(body(db)) }
-        return try WireJSON.decode(Result.self, from: data)
+        switch try await commitStoringReply(body) {
+        case .fresh(let result, _): return result
+        // Only a retry reads a stored reply back.
+        case .replayed(let stored): return try WireJSON.decode(Result.self, from: stored)
+        }
     }
 
     /// The stored reply of an earlier request with the same `idem` key, if there is one:
@@ -97,21 +100,41 @@ public struct RequestContext: Sendable {
         return try await batcher.write(body)
     }
 
-    /// ``commit(_:)`` for a body that returns its reply already encoded.
-    func commitEncoded(_ body: @escaping @Sendable (Database) throws -> Data) async throws -> Data {
+    /// ``commit(_:)`` for a `.write` operation: returns the reply's JSON bytes. Without
+    /// `idem` the result is encoded after the commit, off the writer.
+    func commitReply<Result: Encodable & Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Data {
+        switch try await commitStoringReply(body) {
+        case .fresh(_, let encoded?): return encoded
+        case .fresh(let result, nil): return try WireJSON.encode(result)
+        case .replayed(let stored): return stored
+        }
+    }
+
+    /// What a commit gave: a new result (with its encoded reply when it was stored for
+    /// `idem`), or the reply stored by an earlier request with the same key.
+    enum CommitOutcome<Result: Sendable>: Sendable {
+        case fresh(Result, encoded: Data?)
+        case replayed(Data)
+    }
+
+    private func commitStoringReply<Result: Encodable & Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> Result
+    ) async throws -> CommitOutcome<Result> {
         _ = try database()
         guard let batcher else { throw ServiceError.internal(ref: requestID) }
-        guard let key = idempotencyKey else { return try await batcher.write(body) }
+        guard let key = idempotencyKey else { return .fresh(try await batcher.write(body), encoded: nil) }
         let scope = idempotencyScope, op = self.op, hash = requestHash
-        return try await batcher.write { db in
+        return try await batcher.write { db -> CommitOutcome<Result> in
             switch try IdempotencyStore.lookup(db, scope: scope, key: key, op: op, requestHash: hash) {
-            case .replay(let stored): return stored
+            case .replay(let stored): return .replayed(stored)
             case .conflict: throw ServiceError.idempotencyConflict
             case .new: break
             }
-            let reply = try body(db)
+            let result = try body(db)
+            // The reply is stored with the write, so it is encoded here, once.
+            let reply = try WireJSON.encode(result)
             try IdempotencyStore.save(db, scope: scope, key: key, op: op, requestHash: hash, reply: reply)
-            return reply
+            return .fresh(result, encoded: reply)
         }
     }
 }

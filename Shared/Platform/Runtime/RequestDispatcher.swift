@@ -77,7 +77,7 @@ public final class RequestDispatcher: Sendable {
         var requestLogger = logger
         requestLogger[metadataKey: "id"] = "\(RequestLog.sanitized(request.id))"
         requestLogger[metadataKey: "op"] = "\(request.op)"
-        let hash = request.idem == nil ? "" : Digest.sha256Hex(Data(request.op.utf8) + [0] + request.data.serialized)
+        let hash = request.idem == nil ? "" : request.requestHash
         let context = RequestContext(
             requestID: request.id, op: request.op, principal: principal, idempotencyKey: request.idem, requestHash: hash,
             receivedAt: receivedAt, data: request.data, clientAddress: client, logger: requestLogger, database: pool,

@@ -105,8 +105,29 @@ public struct ServiceOperation: Sendable {
         ServiceOperation(
             name: name, summary: summary, auth: auth, request: request, response: response, mode: .write,
             execute: { context, data in
+                // Decoding happened before and encoding happens after the transaction
+                // (unless the reply must be stored for `idem`): the writer only writes.
                 let input = try decodeRequest(Request.self, from: data)
-                return try await context.commitEncoded { db in try WireJSON.encode(handler(context, input, db)) }
+                return try await context.commitReply { db in try handler(context, input, db) }
+            }, executeInline: nil)
+    }
+
+    /// A write in two steps: `prepare` runs first, outside any transaction (parsing,
+    /// checks that need no lock, reading cached reference data, formatting times, new
+    /// ids), then `handler` runs in the serialized write transaction with the plan and
+    /// only loads, decides and writes. The writer thread is the service's one serial
+    /// resource, so whatever can move out of it does. With an `idem` key the reply is
+    /// stored in the same transaction, as with ``write(_:summary:auth:request:response:_:)``.
+    public static func write<Request: Decodable & Sendable, Plan: Sendable, Response: Codable & Sendable>(
+        _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema,
+        prepare: @escaping @Sendable (RequestContext, Request) async throws -> Plan,
+        _ handler: @escaping @Sendable (RequestContext, Plan, Database) throws -> Response
+    ) -> ServiceOperation {
+        ServiceOperation(
+            name: name, summary: summary, auth: auth, request: request, response: response, mode: .write,
+            execute: { context, data in
+                let plan = try await prepare(context, try decodeRequest(Request.self, from: data))
+                return try await context.commitReply { db in try handler(context, plan, db) }
             }, executeInline: nil)
     }
 
@@ -137,7 +158,7 @@ public struct ServiceOperation: Sendable {
 func decodeRequest<Request: Decodable>(_ type: Request.Type, from data: JSONValue) throws -> Request {
     if type == Empty.self, let empty = Empty() as? Request { return empty }
     do {
-        return try WireJSON.decode(type, from: data.serialized)
+        return try JSONValueDecoder().decode(type, from: data)
     } catch let error as DecodingError {
         throw ServiceError.validationFailed(fieldProblem(of: error))
     }

@@ -13,6 +13,9 @@ public struct RequestEnvelope: Sendable, Equatable {
     public var idem: String?
     /// The operation's input; always an object (`{}` when absent).
     public var data: JSONValue
+    /// The bytes of `data` as they came in the request frame (`nil` when built in code, or
+    /// when the request had no `data`): idempotency hashes them instead of writing `data` out again.
+    public var dataBytes: Data?
 
     /// The longest accepted `id`.
     public static let maxIDLength = 128
@@ -20,12 +23,30 @@ public struct RequestEnvelope: Sendable, Equatable {
     public static let maxIdempotencyKeyLength = 200
 
     /// Creates an envelope.
-    public init(id: String, op: String, token: String? = nil, idem: String? = nil, data: JSONValue = .object([:])) {
+    public init(
+        id: String, op: String, token: String? = nil, idem: String? = nil, data: JSONValue = .object([:]), dataBytes: Data? = nil
+    ) {
         self.id = id
         self.op = op
         self.token = token
         self.idem = idem
         self.data = data
+        self.dataBytes = dataBytes
+    }
+
+    /// Envelopes are equal when their fields are; where `data`'s bytes came from does not matter.
+    public static func == (lhs: RequestEnvelope, rhs: RequestEnvelope) -> Bool {
+        lhs.id == rhs.id && lhs.op == rhs.op && lhs.token == rhs.token && lhs.idem == rhs.idem && lhs.data == rhs.data
+    }
+
+    /// SHA-256 of the operation and the bytes of `data`, to tell an idempotent retry from a
+    /// reuse of its key: computed over the bytes already at hand (a retry resends the same
+    /// request), falling back to the canonical form for envelopes built in code.
+    public var requestHash: String {
+        var input = Data(op.utf8)
+        input.append(0)
+        input.append(dataBytes ?? data.serialized)
+        return Digest.sha256Hex(input)
     }
 
     /// The service an operation belongs to: its first segment.
@@ -44,9 +65,9 @@ public struct RequestEnvelope: Sendable, Equatable {
 
     /// Parses one request frame, checking the envelope's types.
     public static func parse(_ frame: Data) throws(Rejection) -> RequestEnvelope {
-        let value: JSONValue
+        let value: JSONValue, dataRange: Range<Int>?
         do {
-            value = try JSONParser.parse(frame)
+            (value, dataRange) = try JSONParser.parse(frame, recordingMember: "data")
         } catch {
             throw Rejection(error: .badRequest("the request is not valid JSON (UTF-8): \(error.message)"), id: nil)
         }
@@ -82,12 +103,16 @@ public struct RequestEnvelope: Sendable, Equatable {
         default: throw reject("`idem` must be a string")
         }
         let data: JSONValue
+        var dataBytes: Data?
         switch members["data"] {
         case nil, .null?: data = .object([:])
-        case .object(let object): data = .object(object)
+        case .object(let object):
+            data = .object(object)
+            // A slice: it shares the frame's storage, nothing is copied.
+            dataBytes = dataRange.map { frame[(frame.startIndex + $0.lowerBound)..<(frame.startIndex + $0.upperBound)] }
         default: throw reject("`data` must be an object")
         }
-        return RequestEnvelope(id: id, op: op, token: token, idem: idem, data: data)
+        return RequestEnvelope(id: id, op: op, token: token, idem: idem, data: data, dataBytes: dataBytes)
     }
 
     /// Whether `text` has the form `segment(.segment)+` of lowercase letters, digits and `_`.

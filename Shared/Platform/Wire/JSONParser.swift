@@ -14,14 +14,24 @@ public struct JSONParser {
 
     /// Parses a whole document; trailing non-whitespace is an error.
     public static func parse(_ data: Data, maxDepth: Int = 64) throws(Failure) -> JSONValue {
-        let result: Result<JSONValue, Failure> = data.withUnsafeBytes { raw in
-            var parser = JSONParser(bytes: raw.bindMemory(to: UInt8.self), maxDepth: maxDepth)
+        try parse(data, maxDepth: maxDepth, recordingMember: nil).value
+    }
+
+    /// Parses a whole document and also returns where the value of the top-level member
+    /// `member` lies in `data` (offsets from `data.startIndex`), if the document is an
+    /// object that has it. The request reader uses it to hash `data` as sent, without
+    /// writing it out again.
+    public static func parse(
+        _ data: Data, maxDepth: Int = 64, recordingMember member: String?
+    ) throws(Failure) -> (value: JSONValue, memberRange: Range<Int>?) {
+        let result: Result<(JSONValue, Range<Int>?), Failure> = data.withUnsafeBytes { raw in
+            var parser = JSONParser(bytes: raw.bindMemory(to: UInt8.self), maxDepth: maxDepth, recordedMember: member)
             do throws(Failure) {
                 parser.skipWhitespace()
                 let value = try parser.parseValue(depth: 0)
                 parser.skipWhitespace()
                 guard parser.index == parser.bytes.count else { throw parser.fail("unexpected data after the JSON value") }
-                return .success(value)
+                return .success((value, parser.recordedRange))
             } catch {
                 return .failure(error)
             }
@@ -32,10 +42,13 @@ public struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private let maxDepth: Int
     private var index = 0
+    private let recordedMember: String?
+    private var recordedRange: Range<Int>?
 
-    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int, recordedMember: String? = nil) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        self.recordedMember = recordedMember
     }
 
     private func fail(_ message: String) -> Failure {
@@ -93,7 +106,9 @@ public struct JSONParser {
             index += 1
             skipWhitespace()
             // A repeated member name keeps the last value, as most parsers do.
+            let start = index
             members[key] = try parseValue(depth: depth + 1)
+            if depth == 0, let recordedMember, key == recordedMember { recordedRange = start..<index }
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }

@@ -114,25 +114,25 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
 }
 
 /// The JSON coders of the wire: one configuration for the whole system.
+///
+/// Text is read by ``JSONParser`` and written by ``JSONValue/serialized``; typed values go
+/// through ``JSONValueDecoder`` and ``JSONValueEncoder`` over the parsed tree (`bench json`
+/// measured them against Foundation's coders: README, "Benchmarks").
 public enum WireJSON {
     /// Encodes a value as compact JSON with sorted keys (stable bytes for hashing and tests).
     public static func encode(_ value: some Encodable) throws -> Data {
-        // JSONValue has its own fast serializer; Foundation's encoder is for typed values.
-        if let json = value as? JSONValue { return json.serialized }
         if let raw = value as? RawJSON { return raw.bytes }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(value)
+        return try JSONValueEncoder().encode(value).serialized
     }
 
     /// Decodes a value from JSON bytes.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try JSONDecoder().decode(type, from: data)
+        try JSONValueDecoder().decode(type, from: JSONParser.parse(data))
     }
 
     /// Converts an encodable value to a ``JSONValue`` tree.
     public static func value(of encodable: some Encodable) throws -> JSONValue {
-        try decode(JSONValue.self, from: encode(encodable))
+        try JSONValueEncoder().encode(encodable)
     }
 }
 

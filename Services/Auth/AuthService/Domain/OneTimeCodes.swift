@@ -46,7 +46,7 @@ struct OneTimeCodes: Sendable {
         repeat {
             value = Digest.randomBytes(4).withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
         } while value >= 4_294_000_000  // drop the uneven tail: every code equally likely
-        return String(format: "%06d", value % 1_000_000)
+        return Instant.digits(Int(value % 1_000_000), width: 6)
     }
 
     static func hash(_ code: String, salt: String, target: String) -> String {

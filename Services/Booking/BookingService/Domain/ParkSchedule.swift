@@ -22,7 +22,12 @@ public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
         self.day = day
     }
 
-    public var description: String { String(format: "%04d-%02d-%02d", year, month, day) }
+    public var description: String {
+        Instant.digits(year, width: 4) + "-" + Instant.digits(month, width: 2) + "-" + Instant.digits(day, width: 2)
+    }
+
+    /// Days since 1970-01-01.
+    var dayNumber: Int64 { Instant.days(year: Int64(year), month: Int64(month), day: Int64(day)) }
 
     public static func < (lhs: LocalDate, rhs: LocalDate) -> Bool {
         (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
@@ -30,20 +35,15 @@ public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringCo
 
     /// The next day.
     public func adding(days: Int) -> LocalDate {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let date = calendar.date(from: DateComponents(year: year, month: month, day: day + days))!
-        let parts = calendar.dateComponents([.year, .month, .day], from: date)
-        return LocalDate(year: parts.year!, month: parts.month!, day: parts.day!)
+        let (year, month, day) = Instant.civil(fromDays: dayNumber + Int64(days))
+        return LocalDate(year: Int(year), month: Int(month), day: Int(day))
     }
 
     /// 1 = Monday ... 7 = Sunday (ISO 8601).
     public var isoWeekday: Int {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let date = calendar.date(from: DateComponents(year: year, month: month, day: day))!
-        let weekday = calendar.component(.weekday, from: date)  // 1 = Sunday
-        return weekday == 1 ? 7 : weekday - 1
+        // 1970-01-01 was a Thursday (4).
+        let offset = (dayNumber + 3) % 7
+        return Int(offset < 0 ? offset + 7 : offset) + 1
     }
 }
 
@@ -72,7 +72,7 @@ public struct Slot: Sendable, Hashable {
     public var end: Date
 
     /// `HH:MM` of a minute of the day.
-    public static func clock(_ minutes: Int) -> String { String(format: "%02d:%02d", minutes / 60, minutes % 60) }
+    public static func clock(_ minutes: Int) -> String { Instant.digits(minutes / 60, width: 2) + ":" + Instant.digits(minutes % 60, width: 2) }
 }
 
 /// When the park is open and how its time is cut into slots: pure rules, no storage.

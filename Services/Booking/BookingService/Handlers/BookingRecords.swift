@@ -108,7 +108,8 @@ enum PassLedger {
     /// Adds a ledger entry and applies it to the pass in the same transaction. The pass's
     /// CHECK constraints keep both amounts from going negative.
     static func post(
-        _ db: Database, user: String, kind: String, sessions: Int64, amount: Int64, booking: String? = nil, payment: String? = nil
+        _ db: Database, user: String, kind: String, sessions: Int64, amount: Int64, booking: String? = nil, payment: String? = nil,
+        at: String = Instant.format(Date())
     ) throws {
         try db.cachedStatement(sql: "INSERT OR IGNORE INTO pass (user_id) VALUES (?)").execute(arguments: [user])
         try db.cachedStatement(sql: "UPDATE pass SET sessions = sessions + ?, balance_minor = balance_minor + ? WHERE user_id = ?")
@@ -118,7 +119,7 @@ enum PassLedger {
                 INSERT INTO ledger (user_id, at, kind, sessions_delta, amount_minor_delta, booking_id, payment_id)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """
-        ).execute(arguments: [user, Instant.format(Date()), kind, sessions, amount, booking, payment])
+        ).execute(arguments: [user, at, kind, sessions, amount, booking, payment])
     }
 
     /// Gives back what a booking took (timely cancellation, waiver, park cancellation).

@@ -203,6 +203,47 @@ struct RiderOperations: Sendable {
         var start: String
     }
 
+    /// What `booking.create` settles before its transaction: the slot on the park's grid,
+    /// its times formatted, the new id. The transaction re-plans only if the park's
+    /// settings changed in between.
+    struct CreatePlan: Sendable {
+        var input: CreateRequest
+        var rider: String
+        var now: Date
+        var parkVersion: Int
+        var slot: Slot
+        var start: String
+        var end: String
+        /// Bookings that overlap the slot start after this (no slot is longer than 4 hours).
+        var earliestOverlapping: String
+        var freeCancellationUntil: String
+        var createdAt: String
+        var id: String
+
+        init(_ input: CreateRequest, rider: String, park: ParkConfiguration, now: Date, id: String? = nil) throws {
+            guard park.cables.contains(where: { $0.id == input.cable && $0.active }) else {
+                throw ServiceError.invalid("cable", "no such cable")
+            }
+            guard let instant = Instant.parse(input.start), let slot = park.schedule.slot(startingAt: instant) else {
+                throw ServiceError.invalid("start", "not the start of a slot on the park's grid")
+            }
+            if let refusal = BookingAdmission.timing(start: slot.start, now: now, rules: park.admissionRules) {
+                throw refusal.error(rules: park.admissionRules)
+            }
+            self.input = input
+            self.rider = rider
+            self.now = now
+            parkVersion = park.version
+            self.slot = slot
+            start = Instant.format(slot.start)
+            end = Instant.format(slot.end)
+            earliestOverlapping = Instant.format(slot.start.addingTimeInterval(-4 * 3_600))
+            freeCancellationUntil = Instant.format(slot.start.addingTimeInterval(-TimeInterval(park.policy.freeCancellationSeconds)))
+            createdAt = Instant.format(now)
+            self.id = id ?? RecordID.make(prefix: "bkg", at: now)
+        }
+    }
+
     var create: ServiceOperation {
         let state = self.state
         return .write(
@@ -210,90 +251,65 @@ struct RiderOperations: Sendable {
             summary: "Books a place on a cable at a slot start (an instant with its offset). Takes one pass session, or the price from the balance. Never over capacity. Send idem: a retry books once.",
             auth: Self.rider,
             request: .object(["cable": .string(minLength: 1, maxLength: 50), "start": .string(format: .dateTime)], required: ["cable", "start"]),
-            response: BookingView.schema
-        ) { (context, input: CreateRequest, db: Database) in
-            let rider = try context.requirePrincipal().userID
+            response: BookingView.schema,
+            prepare: { (context, input: CreateRequest) in
+                // The rule is applied at the moment the request arrived, not after it queued.
+                let park = try await state.configuration(outside: context.database())
+                return try CreatePlan(input, rider: try context.requirePrincipal().userID, park: park, now: context.receivedAt)
+            }
+        ) { (_, prepared: CreatePlan, db: Database) in
             let park = try state.configuration(db)
-            guard park.cables.contains(where: { $0.id == input.cable && $0.active }) else {
-                throw ServiceError.invalid("cable", "no such cable")
-            }
-            guard let instant = Instant.parse(input.start), let slot = park.schedule.slot(startingAt: instant) else {
-                throw ServiceError.invalid("start", "not the start of a slot on the park's grid")
-            }
-            let now = Date()
-            let start = Instant.format(slot.start), end = Instant.format(slot.end)
-            if slot.start <= now { throw ServiceError.conflict("this slot has already started", reason: "past") }
-            if slot.start < now.addingTimeInterval(park.minimumNotice) {
-                throw ServiceError.conflict("bookings close \(Int(park.minimumNotice / 60)) minutes before the start", reason: "minimum_notice")
-            }
-            if slot.start > now.addingTimeInterval(TimeInterval(park.horizonDays * 86_400)) {
-                throw ServiceError.conflict("booking opens \(park.horizonDays) days ahead", reason: "not_open_yet")
-            }
-            // Targeted, cached statements: this is the hottest write of the service.
-            if try Bool.fetchOne(
+            // Settings changed since the plan was made (even earlier in this group commit): plan again.
+            let plan = park.version == prepared.parkVersion
+                ? prepared : try CreatePlan(prepared.input, rider: prepared.rider, park: park, now: prepared.now, id: prepared.id)
+            let cable = plan.input.cable, rider = plan.rider, start = plan.start, end = plan.end
+            // Load: targeted, cached statements, as this is the hottest write of the service.
+            // Writes are serialized, so the counts below cannot interleave with another booking.
+            let blocked = try Bool.fetchOne(
                 db.cachedStatement(sql: "SELECT 1 FROM block WHERE (cable_id IS NULL OR cable_id = ?) AND start_at < ? AND ? < end_at LIMIT 1"),
-                arguments: [input.cable, end, start]) == true
-            {
-                throw ServiceError.conflict("this slot is blocked by the park", reason: "blocked")
-            }
-            // Writes are serialized: the count and the insert below cannot interleave with
-            // another booking, so capacity holds whatever the concurrency.
-            // Bookings overlapping this slot's time, so a changed grid cannot double a place.
-            // No slot is longer than 4 hours (the longest slot length), which bounds the
-            // index range scanned.
-            let earliest = Instant.format(slot.start.addingTimeInterval(-4 * 3_600))
+                arguments: [cable, end, start]) == true
+            // Places are counted by overlapping time, so a changed grid cannot double a place.
             let taken = try Int.fetchOne(
                 db.cachedStatement(
                     sql: """
                         SELECT COUNT(*) FROM booking
-                        WHERE cable_id = ? AND start_at > ? AND start_at < ? AND end_at > ? AND status IN \(DayOccupancy.holding)
+                        WHERE cable_id = ? AND start_at > ? AND start_at < ? AND end_at > ? AND status IN \(BookingStatus.holdingSQL)
                         """),
-                arguments: [input.cable, earliest, end, start]) ?? 0
-            if taken >= park.capacity {
-                throw ServiceError.conflict("no free place left in this slot", reason: "full")
-            }
-            let mine = try Row.fetchAll(
+                arguments: [cable, plan.earliestOverlapping, end, start]) ?? 0
+            let ridersDay = try Row.fetchAll(
                 db.cachedStatement(
-                    sql: "SELECT start_at, end_at FROM booking WHERE user_id = ? AND local_date = ? AND status IN \(DayOccupancy.holding)"),
-                arguments: [rider, slot.date.description])
-            if mine.contains(where: { ($0[0] as String) < end && ($0[1] as String) > start }) {
-                throw ServiceError.conflict("you already have a booking at this time", reason: "already_booked")
+                    sql: "SELECT start_at, end_at FROM booking WHERE user_id = ? AND local_date = ? AND status IN \(BookingStatus.holdingSQL)"),
+                arguments: [rider, plan.slot.date.description]
+            ).map { (start: Instant.parse($0[0]) ?? .distantPast, end: Instant.parse($0[1]) ?? .distantPast) }
+            let pass = try Row.fetchOne(db.cachedStatement(sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?"), arguments: [rider])
+            let facts = BookingAdmission.Facts(
+                blocked: blocked, taken: taken, ridersDay: ridersDay, sessions: pass?["sessions"] ?? 0, balanceMinor: pass?["balance_minor"] ?? 0)
+            // Decide.
+            let paidWith: PaymentMethod
+            switch BookingAdmission.decide(start: plan.slot.start, end: plan.slot.end, now: plan.now, rules: park.admissionRules, facts: facts) {
+            case .success(let method): paidWith = method
+            case .failure(let refusal): throw refusal.error(rules: park.admissionRules)
             }
-            if mine.count >= park.maxBookingsPerDay {
-                throw ServiceError.conflict("at most \(park.maxBookingsPerDay) bookings per day", reason: "daily_limit")
-            }
-            let pass = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?"), arguments: [rider])
-            let sessions: Int64 = pass?["sessions"] ?? 0, balance: Int64 = pass?["balance_minor"] ?? 0
-            let paidWith: String
-            if sessions > 0 {
-                paidWith = "session"
-            } else if balance >= park.price.minor {
-                paidWith = "balance"
-            } else {
-                throw ServiceError.conflict("no sessions or balance left: top up the pass", reason: "no_credit")
-            }
-            let id = "bkg_" + Digest.hex(Digest.randomBytes(10))
+            // Write.
             let booking = BookingView(
-                id: id, userId: rider, cable: input.cable, date: slot.date.description, localStart: Slot.clock(slot.localStart),
-                localEnd: Slot.clock(slot.localEnd % 1440), start: start, end: end, status: "booked", paidWith: paidWith,
-                price: park.price, sanction: nil,
-                freeCancellationUntil: Instant.format(slot.start.addingTimeInterval(-TimeInterval(park.policy.freeCancellationSeconds))),
-                createdAt: Instant.format(now), cancelledAt: nil)
+                id: plan.id, userId: rider, cable: cable, date: plan.slot.date.description, localStart: Slot.clock(plan.slot.localStart),
+                localEnd: Slot.clock(plan.slot.localEnd % 1440), start: start, end: end, status: BookingStatus.booked.rawValue,
+                paidWith: paidWith.rawValue, price: park.price, sanction: nil, freeCancellationUntil: plan.freeCancellationUntil,
+                createdAt: plan.createdAt, cancelledAt: nil)
             try db.cachedStatement(
                 sql: """
                     INSERT INTO booking (id, user_id, cable_id, start_at, end_at, local_date, local_start, local_end, status, paid_with,
                                          price_minor, currency, policy_free_seconds, policy_sanction, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'booked', ?, ?, ?, ?, ?, ?)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: [
-                id, rider, input.cable, start, end, booking.date, booking.localStart, booking.localEnd, paidWith, park.price.minor,
-                park.price.currency, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue, booking.createdAt,
+                booking.id, rider, cable, start, end, booking.date, booking.localStart, booking.localEnd, BookingStatus.booked, paidWith,
+                park.price.minor, park.price.currency, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue, booking.createdAt,
             ])
             try PassLedger.post(
-                db, user: rider, kind: "booking", sessions: paidWith == "session" ? -1 : 0,
-                amount: paidWith == "balance" ? -park.price.minor : 0, booking: id)
-            try Outbox.append(db, type: "booking.created", data: booking.eventData)
+                db, user: rider, kind: "booking", sessions: paidWith == .session ? -1 : 0,
+                amount: paidWith == .balance ? -park.price.minor : 0, booking: booking.id, at: plan.createdAt)
+            try Outbox.append(db, type: "booking.created", data: booking.eventData, at: plan.now)
             state.changed(db)
             return booking
         }

@@ -12,6 +12,8 @@ import Synchronization
 final class BookingState: Sendable {
     private struct Caches {
         var generation = 0
+        /// Changes with every change of the park's settings (not with bookings).
+        var settingsVersion = 0
         var park: ParkConfiguration?
         var availability: [String: (items: Data, until: Date)] = [:]
     }
@@ -23,11 +25,20 @@ final class BookingState: Sendable {
 
     /// The park's configuration, loaded once per change.
     func configuration(_ db: Database) throws -> ParkConfiguration {
-        let (cached, generation) = caches.withLock { ($0.park, $0.generation) }
+        let (cached, generation, version) = caches.withLock { ($0.park, $0.generation, $0.settingsVersion) }
         if let cached { return cached }
-        let loaded = try ParkConfiguration.load(db)
+        var loaded = try ParkConfiguration.load(db)
+        loaded.version = version
         caches.withLock { if $0.generation == generation { $0.park = loaded } }
         return loaded
+    }
+
+    /// The park's configuration from memory, or read outside any write (a handler's
+    /// preparation): the writer compares its ``ParkConfiguration/version`` with the one
+    /// it reads in the transaction.
+    func configuration(outside pool: DatabasePool) async throws -> ParkConfiguration {
+        if let cached = caches.withLock({ $0.park }) { return cached }
+        return try await pool.read { db in try self.configuration(db) }
     }
 
     /// A cached availability answer for `key`, if fresh.
@@ -65,7 +76,10 @@ final class BookingState: Sendable {
     private func clear(settings: Bool) {
         caches.withLock { caches in
             caches.generation += 1
-            if settings { caches.park = nil }
+            if settings {
+                caches.park = nil
+                caches.settingsVersion += 1
+            }
             caches.availability.removeAll(keepingCapacity: true)
         }
     }

@@ -28,6 +28,8 @@ struct ParkConfiguration: Sendable {
     var price: Money
     var policy: LateCancellationPolicy
     var cables: [Cable]
+    /// The settings version it was loaded at (see ``BookingState``).
+    var version = 0
 
     static func load(_ db: Database) throws -> ParkConfiguration {
         guard let park = try Row.fetchOne(db, sql: "SELECT * FROM park WHERE id = 1") else {
@@ -79,7 +81,7 @@ struct DayOccupancy {
     var blocks: [(cable: String?, start: String, end: String)]
 
     /// The statuses that hold a place.
-    static let holding = "('booked', 'attended', 'no_show')"
+    static let holding = BookingStatus.holdingSQL
 
     static func load(_ db: Database, date: LocalDate) throws -> DayOccupancy {
         var taken: [String: [String: Int]] = [:]

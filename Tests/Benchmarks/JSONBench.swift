@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+import Platform
+
+/// The wire's JSON path against Foundation's, on realistic envelopes: the request of a
+/// `booking.create`, its typed input, and the booking it answers with.
+struct JSONBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "json", abstract: "JSONParser and the tree coders against JSONSerialization, JSONDecoder and JSONEncoder.")
+
+    @Option(help: "Iterations per measurement.")
+    var iterations: Int = 200_000
+
+    struct CreateInput: Codable, Sendable {
+        var cable: String
+        var start: String
+    }
+
+    struct Envelope: Codable, Sendable {
+        var id: String
+        var op: String
+        var token: String?
+        var idem: String?
+        var data: CreateInput
+    }
+
+    struct Money: Codable, Sendable {
+        var minor: Int64
+        var currency: String
+    }
+
+    /// The shape of booking's reply (BookingView).
+    struct Booking: Codable, Sendable {
+        var id: String
+        var userId: String
+        var cable: String
+        var date: String
+        var localStart: String
+        var localEnd: String
+        var start: String
+        var end: String
+        var status: String
+        var paidWith: String
+        var price: Money
+        var sanction: String?
+        var freeCancellationUntil: String
+        var createdAt: String
+        var cancelledAt: String?
+    }
+
+    func run() throws {
+        let token = "eyJhbGciOiJFZERTQSIsImtpZCI6ImsxIiwidHlwIjoiSldUIn0." + String(repeating: "x", count: 180) + "." + String(repeating: "y", count: 86)
+        let request = Data(
+            #"{"id":"c-1042","op":"booking.create","token":"\#(token)","idem":"b-1042","data":{"cable":"cable-1","start":"2026-11-23T07:00:00.000Z"}}"#
+                .utf8)
+        let booking = Booking(
+            id: "bkg_0123456789abcdef0123", userId: "usr_0123456789abcdef", cable: "cable-1", date: "2026-11-23", localStart: "10:00",
+            localEnd: "10:30", start: "2026-11-23T07:00:00.000Z", end: "2026-11-23T07:30:00.000Z", status: "booked", paidWith: "session",
+            price: Money(minor: 2500, currency: "BYN"), sanction: nil, freeCancellationUntil: "2026-11-23T05:00:00.000Z",
+            createdAt: "2026-11-22T10:00:00.000Z", cancelledAt: nil)
+        let foundationEncoder = JSONEncoder()
+        foundationEncoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let foundationDecoder = JSONDecoder()
+
+        print("JSON benchmark: \(iterations) iterations each, one thread; the request is \(request.count) bytes")
+        print("measure                                                       ns/op")
+        func measure(_ name: String, _ body: () throws -> Void) rethrows {
+            for _ in 0..<(iterations / 10) { try body() }  // warm-up
+            let started = ContinuousClock.now
+            for _ in 0..<iterations { try body() }
+            let nanoseconds = (ContinuousClock.now - started).nanoseconds / Double(iterations)
+            print(name.padding(toLength: 60, withPad: " ", startingAt: 0), String(format: "%6.0f", nanoseconds))
+        }
+
+        // Reading a request: the tree (what the gateway and the services need) ...
+        try measure("parse the request: JSONParser -> JSONValue") { _ = try JSONParser.parse(request) }
+        try measure("parse the request: JSONSerialization -> Any") { _ = try JSONSerialization.jsonObject(with: request) }
+        // ... then the typed input, or everything typed in one go with Foundation.
+        try measure("request + typed input: RequestEnvelope.parse + JSONValueDecoder") {
+            let envelope = try RequestEnvelope.parse(request)
+            _ = try JSONValueDecoder().decode(CreateInput.self, from: envelope.data)
+        }
+        try measure("request + typed input: JSONDecoder (typed envelope)") { _ = try foundationDecoder.decode(Envelope.self, from: request) }
+        // Writing the reply.
+        try measure("encode the booking: JSONValueEncoder + serialized") { _ = try JSONValueEncoder().encode(booking).serialized }
+        try measure("encode the booking: JSONEncoder, sorted keys") { _ = try foundationEncoder.encode(booking) }
+        let bookingBytes = try WireJSON.encode(booking)
+        try measure("decode the booking: JSONParser + JSONValueDecoder (bytes)") { _ = try WireJSON.decode(Booking.self, from: bookingBytes) }
+        try measure("decode the booking: JSONDecoder (bytes)") { _ = try foundationDecoder.decode(Booking.self, from: bookingBytes) }
+        try measure("idempotency hash of data as sent") { _ = try RequestEnvelope.parse(request).requestHash }
+        measure("Instant.format") { _ = Instant.format(epochMilliseconds: 1_795_341_600_123) }
+        measure("Instant.parse") { _ = Instant.parse("2026-11-23T07:00:00.000Z") }
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+        measure("Date.ISO8601FormatStyle.parse (the old Instant.parse)") { _ = try? style.parse("2026-11-23T07:00:00.000Z") }
+    }
+}
+
+extension Duration {
+    fileprivate var nanoseconds: Double {
+        Double(components.seconds) * 1e9 + Double(components.attoseconds) / 1e9
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Platform
+import Testing
+
+@testable import BookingService
+
+@Suite("Booking admission")
+struct BookingAdmissionTests {
+    static let now = Date(timeIntervalSince1970: 1_795_341_600)  // 2026-11-22T10:00:00Z
+    static let rules = BookingAdmission.Rules(capacity: 2, minimumNotice: 1_800, horizonDays: 14, maxBookingsPerDay: 2, priceMinor: 2_500)
+    static let start = now.addingTimeInterval(3 * 3_600)
+    static let end = start.addingTimeInterval(1_800)
+    static let open = BookingAdmission.Facts(blocked: false, taken: 0, ridersDay: [], sessions: 1, balanceMinor: 0)
+
+    func decide(start: Date = start, facts: BookingAdmission.Facts = open) -> Result<PaymentMethod, BookingRefusal> {
+        BookingAdmission.decide(start: start, end: start.addingTimeInterval(1_800), now: Self.now, rules: Self.rules, facts: facts)
+    }
+
+    @Test("the time decides first: started, inside the notice, beyond the horizon; the notice's edge is bookable")
+    func timing() {
+        #expect(decide(start: Self.now) == .failure(.past))
+        #expect(decide(start: Self.now.addingTimeInterval(1_799.999)) == .failure(.minimumNotice))
+        #expect(decide(start: Self.now.addingTimeInterval(1_800)) == .success(.session))
+        #expect(decide(start: Self.now.addingTimeInterval(14 * 86_400)) == .success(.session))
+        #expect(decide(start: Self.now.addingTimeInterval(14 * 86_400 + 0.001)) == .failure(.notOpenYet))
+    }
+
+    @Test("a block, a full slot, an overlapping booking of the rider and the daily limit refuse, in that order")
+    func refusals() {
+        var facts = Self.open
+        facts.blocked = true
+        facts.taken = 2
+        #expect(decide(facts: facts) == .failure(.blocked))
+        facts.blocked = false
+        #expect(decide(facts: facts) == .failure(.full))
+        facts.taken = 1
+        #expect(decide(facts: facts) == .success(.session), "one place of two is still free")
+        facts.ridersDay = [(Self.start.addingTimeInterval(-900), Self.start.addingTimeInterval(900))]
+        #expect(decide(facts: facts) == .failure(.alreadyBooked))
+        facts.ridersDay = [(Self.end, Self.end.addingTimeInterval(1_800))]
+        #expect(decide(facts: facts) == .success(.session), "back to back is not overlapping")
+        facts.ridersDay.append((Self.start.addingTimeInterval(-3_600), Self.start))
+        #expect(decide(facts: facts) == .failure(.dailyLimit))
+    }
+
+    @Test("a session pays first, then the balance if it covers the price, else no credit")
+    func payment() {
+        var facts = Self.open
+        facts.balanceMinor = 10_000
+        #expect(decide(facts: facts) == .success(.session))
+        facts.sessions = 0
+        #expect(decide(facts: facts) == .success(.balance))
+        facts.balanceMinor = 2_500
+        #expect(decide(facts: facts) == .success(.balance), "exactly the price is enough")
+        facts.balanceMinor = 2_499
+        #expect(decide(facts: facts) == .failure(.noCredit))
+    }
+
+    @Test("every refusal is a conflict whose reason is its wire name", arguments: BookingRefusal.allCases)
+    func refusalErrors(refusal: BookingRefusal) {
+        let error = refusal.error(rules: Self.rules)
+        #expect(error.code == .conflict)
+        #expect(error.details["reason"] == .string(refusal.rawValue))
+        #expect(!error.message.isEmpty)
+    }
+
+    @Test("the holding statuses in SQL are the enum's")
+    func holdingSQL() {
+        #expect(BookingStatus.holdingSQL == "('booked', 'attended', 'no_show')")
+    }
+}
