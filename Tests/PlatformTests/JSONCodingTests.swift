@@ -132,3 +132,20 @@ struct JSONCodingTests {
         #expect(built.requestHash == first.requestHash)
     }
 }
+
+@Suite("JSON writing")
+struct JSONWritingTests {
+    @Test("integers are written exactly, to the extremes", arguments: [0, -1, 7, 10, -10, 1_234_567_890, Int64.max, Int64.min])
+    func integers(value: Int64) throws {
+        #expect(String(decoding: JSONValue.integer(value).serialized, as: UTF8.self) == String(value))
+        #expect(try JSONParser.parse(JSONValue.integer(value).serialized) == .integer(value))
+    }
+
+    @Test("strings escape quotes, backslashes and control characters and keep the rest as they are")
+    func strings() throws {
+        let text = "plain \"quoted\" back\\slash\nnew\tline \u{01}\u{1F} é 😀 end"
+        let written = String(decoding: JSONValue.string(text).serialized, as: UTF8.self)
+        #expect(written == #""plain \"quoted\" back\\slash\nnew\tline \u0001\u001f é 😀 end""#)
+        #expect(try JSONParser.parse(Data(written.utf8)) == .string(text))
+    }
+}

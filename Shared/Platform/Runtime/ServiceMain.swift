@@ -52,7 +52,9 @@ public final class ServiceRuntime: Sendable {
             migrations: definition.migrations)
         try definition.prepare(pool)
         var subscriptions = definition.subscriptions
-        var workers = definition.workers(pool, logger) + [Housekeeping(pool: pool, logger: logger)]
+        var workers: [any Service] = definition.workers(pool, logger) + [
+            Housekeeping(pool: pool, logger: logger), WALCheckpointer(path: pool.path, logger: logger),
+        ]
         let tokenVerifier: any TokenVerifier
         if let verifier {
             tokenVerifier = verifier

@@ -40,6 +40,9 @@ public enum ServiceDatabase {
             // larger cache (32 MiB, a ceiling, filled only as pages are read) keeps them
             // in memory instead of reading them back. Readers keep SQLite's 2 MiB each.
             try db.execute(sql: "PRAGMA cache_size = -32768")
+            // Checkpoints run beside the writer (WALCheckpointer); the writer's own, at
+            // 8,000 pages (32 MiB of log) instead of 1,000, is only a backstop.
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 8000")
         }
         var migrator = DatabaseMigrator()
         PlatformMigrations.register(in: &migrator)

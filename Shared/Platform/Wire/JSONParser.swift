@@ -270,10 +270,10 @@ extension JSONValue {
         switch self {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
-        case .integer(let value): output.append(contentsOf: String(value).utf8)
+        case .integer(let value): JSONValue.writeInteger(value, to: &output)
         case .number(let value):
             if value.rounded() == value, abs(value) < 1e15 {
-                output.append(contentsOf: String(Int64(value)).utf8)
+                JSONValue.writeInteger(Int64(value), to: &output)
             } else {
                 output.append(contentsOf: "\(value)".utf8)
             }
@@ -300,20 +300,50 @@ extension JSONValue {
     /// Appends a JSON string literal with the required escapes.
     public static func writeString(_ text: String, to output: inout [UInt8]) {
         output.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                output.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: output.append(byte)
+        var text = text
+        text.withUTF8 { bytes in
+            // Runs of bytes that need no escape are copied at once.
+            var runStart = 0
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                if runStart < index { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
+                runStart = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): output.append(contentsOf: [0x5C, 0x22])
+                case UInt8(ascii: "\\"): output.append(contentsOf: [0x5C, 0x5C])
+                case 0x0A: output.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+                case 0x0D: output.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+                case 0x09: output.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+                default:
+                    let hex: StaticString = "0123456789abcdef"
+                    let digits = hex.utf8Start
+                    output.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+                }
             }
+            if runStart < bytes.count { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count])) }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends the decimal digits of an integer, without making a `String` first.
+    static func writeInteger(_ value: Int64, to output: inout [UInt8]) {
+        if value < 0 { output.append(UInt8(ascii: "-")) }
+        writeMagnitude(value.magnitude, to: &output)
+    }
+
+    private static func writeMagnitude(_ value: UInt64, to output: inout [UInt8]) {
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes hold the 20 digits of UInt64.max
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var rest = value
+            repeat {
+                count += 1
+                buffer[24 - count] = UInt8(truncatingIfNeeded: 48 + rest % 10)
+                rest /= 10
+            } while rest > 0
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
+        }
     }
 }
 

@@ -103,7 +103,40 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return false
     }
 
+    // The leaves are read in place: no nested decoder, no coding path unless it fails.
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        if case .string(let text)? = members[key.stringValue] { return text }
+        return try decodeNested(type, forKey: key)
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        if case .bool(let flag)? = members[key.stringValue] { return flag }
+        return try decodeNested(type, forKey: key)
+    }
+
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+        if case .integer(let number)? = members[key.stringValue], let exact = Int(exactly: number) { return exact }
+        return try decodeNested(type, forKey: key)
+    }
+
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+        if case .integer(let number)? = members[key.stringValue] { return number }
+        return try decodeNested(type, forKey: key)
+    }
+
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? {
+        switch members[key.stringValue] {
+        case nil, .null?: return nil
+        case .string(let text)?: return text
+        default: return try decodeNested(type, forKey: key)
+        }
+    }
+
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try decodeNested(type, forKey: key)
+    }
+
+    private func decodeNested<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let value = try member(key)
         if case .null = value, type != JSONValue.self {
             throw DecodingError.valueNotFound(type, .init(codingPath: codingPath + [key], debugDescription: "must not be null"))
