@@ -39,16 +39,6 @@ public struct RequestEnvelope: Sendable, Equatable {
         lhs.id == rhs.id && lhs.op == rhs.op && lhs.token == rhs.token && lhs.idem == rhs.idem && lhs.data == rhs.data
     }
 
-    /// SHA-256 of the operation and the bytes of `data`, to tell an idempotent retry from a
-    /// reuse of its key: computed over the bytes already at hand (a retry resends the same
-    /// request), falling back to the canonical form for envelopes built in code.
-    public var requestHash: String {
-        var input = Data(op.utf8)
-        input.append(0)
-        input.append(dataBytes ?? data.serialized)
-        return Digest.sha256Hex(input)
-    }
-
     /// The service an operation belongs to: its first segment.
     public var service: Substring {
         op.prefix(while: { $0 != "." })
