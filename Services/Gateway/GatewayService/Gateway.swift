@@ -270,9 +270,13 @@ public final class Gateway: Service, Sendable {
                 _ = wakeUp.drain()
             }
             if poller.isReadable(frontendItem) {
+                // A batch bounded by count and by time (large requests take a while to
+                // read), so replies and deadlines are never kept waiting for long.
+                let batchEnd = ContinuousClock.now + .milliseconds(5)
                 for _ in 0..<512 {
                     guard let (frames, peer) = try? frontend.receiveMultipartWithPeer(dontWait: true), !frames.isEmpty else { break }
                     accept(frames, peer: peer)
+                    if ContinuousClock.now >= batchEnd { break }
                 }
             }
         }

@@ -260,10 +260,13 @@ public final class RequestServer: Service, Sendable {
                 }
             }
             if !saturated, poller.isReadable(socketItem) {
-                // Take a bounded batch so completions and deadlines are not starved.
+                // Take a batch bounded by count and by time (large requests take a while
+                // to parse) so completions and deadlines are not starved.
+                let batchEnd = ContinuousClock.now + .milliseconds(5)
                 for _ in 0..<min(512, limits.maxInFlight - inFlight.count) {
                     guard inFlightBytes < limits.maxInFlightBytes, let frames = try? socket.receiveMultipart(dontWait: true) else { break }
                     if drainUntil == nil { accept(frames) } else { refuse(frames) }
+                    if ContinuousClock.now >= batchEnd { break }
                 }
             }
         }

@@ -501,36 +501,11 @@ extension JSONParser {
         }
     }
 
-    /// Whether the bytes are well-formed UTF-8 (no overlong forms, surrogates or values
-    /// past U+10FFFF: what `String(validating:)` accepts), checked in place.
+    /// Whether the bytes are well-formed UTF-8, checked in place by the standard
+    /// library's validator, the one `String(validating:)` uses.
     private func isValidUTF8(_ range: Range<Int>) -> Bool {
-        var position = range.lowerBound
-        let end = range.upperBound
-        let base = UnsafeRawPointer(bytes.baseAddress)
-        func continuation(_ offset: Int) -> Bool { position + offset < end && bytes[position + offset] & 0xC0 == 0x80 }
-        while position < end {
-            if let base, position + 8 <= end, base.loadUnaligned(fromByteOffset: position, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
-                position += 8
-                continue
-            }
-            let lead = bytes[position]
-            let second = position + 1 < end ? bytes[position + 1] : 0
-            let length: Int
-            switch lead {
-            case 0x00...0x7F: length = 1
-            case 0xC2...0xDF: length = 2
-            case 0xE0 where (0xA0...0xBF).contains(second): length = 3
-            case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED where (0x80...0x9F).contains(second): length = 3
-            case 0xF0 where (0x90...0xBF).contains(second): length = 4
-            case 0xF1...0xF3: length = 4
-            case 0xF4 where (0x80...0x8F).contains(second): length = 4
-            default: return false
-            }
-            for offset in 1..<length where !continuation(offset) { return false }
-            position += length
-        }
-        return true
+        let run = UnsafeBufferPointer(rebasing: bytes[range])
+        return (try? UTF8Span(validating: run.span)) != nil
     }
 }
 
