@@ -10,6 +10,10 @@ import ZeroMQ
 /// bodies may all be the same. The socket is not `ZMQ_IMMEDIATE`: requests sent before
 /// the connection is up wait for it, so every answer is the server's, never the client's.
 public enum PipeliningClient {
+    /// A context of its own, so a flood's traffic does not go through the I/O thread
+    /// that in-process tests share (`ZMQContext.shared`).
+    private static let context: ZMQContext = (try? ZMQContext()) ?? .shared
+
     /// What came back for one request.
     public struct Outcome: Sendable {
         /// The reply, or `nil` if none came in time (or it was not a reply).
@@ -23,14 +27,16 @@ public enum PipeliningClient {
     ///
     /// At most `sendHighWaterMark` messages wait in this process (`ZMQ_SNDHWM`); beyond
     /// that the client waits for the server to read, as a real client's socket would, so
-    /// a flood of large bodies does not pile up here.
+    /// a flood of large bodies does not pile up here. A positive `niceness` lowers the
+    /// client thread's scheduling priority (see ``ChildProcess/lowerPriority(niceness:)``).
     public static func run(
-        _ bodies: [Data], endpoint: String, timeout: Duration, sendHighWaterMark: Int32 = 16
+        _ bodies: [Data], endpoint: String, timeout: Duration, sendHighWaterMark: Int32 = 16, niceness: Int32 = 0
     ) async -> [Outcome] {
         let outcomes = Mutex<[Outcome]>(Array(repeating: Outcome(), count: bodies.count))
         let thread = SocketThread(name: "pipelining-client") {
+            if niceness != 0 { ChildProcess.lowerPriorityOfCurrentThread(niceness: niceness) }
             do {
-                let socket = try ZMQSocket(type: .dealer, options: .with {
+                let socket = try ZMQSocket(context, type: .dealer, options: .with {
                     $0.sendHighWaterMark = sendHighWaterMark
                     $0.receiveHighWaterMark = Int32(clamping: bodies.count + 1)
                 })
