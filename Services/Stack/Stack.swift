@@ -70,7 +70,9 @@ struct Stack: AsyncParsableCommand {
         print("stack: stopped")
     }
 
-    /// Polls `gateway.health` until the gateway and every service report ok.
+    /// Polls `gateway.health` until the gateway and every service report ok. The gateway
+    /// checks each service through the socket it forwards requests on, so once this says
+    /// healthy, a request sent through the gateway reaches every service.
     func waitUntilHealthy(_ configuration: PlatformConfiguration, names: [String], timeout: Double, signals: SignalWatcher) async -> Bool {
         let client = ServiceClient(endpoint: configuration.gatewayEndpoint, name: "stack")
         defer { Task { await client.close() } }

@@ -12,7 +12,10 @@ struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure the platform against a raw libzmq reference.",
-        subcommands: [PlatformBench.self, TokenBench.self, SignInBench.self, BookingBench.self, JSONBench.self, RawService.self, RawProxy.self],
+        subcommands: [
+            PlatformBench.self, TokenBench.self, SignInBench.self, BookingBench.self, JSONBench.self, PipeliningBench.self, RawService.self,
+            RawProxy.self,
+        ],
         defaultSubcommand: PlatformBench.self)
 }
 

@@ -7,49 +7,52 @@ import ZeroMQ
 
 /// The gateway: one ROUTER for clients, one DEALER per service, all on one thread.
 ///
-/// Each request is checked (size, envelope, known service, not internal) and forwarded
-/// to the service named by the op's first segment, with a tag frame in front that
-/// brings the reply back to the right client. A service that is not connected is
+/// Each request is checked (size, envelope, known service, not internal, within the
+/// in-flight limits of ``GatewayLimits``) and forwarded to the service named by the op's
+/// first segment, with a tag frame in front that brings the reply back to the right
+/// client. The gateway reads only the envelope's `id`, `op`, `token` and `idem`; `data`
+/// is validated as JSON and passed on untouched. A service that is not connected is
 /// answered `unavailable` at once; one that does not answer within the deadline is
-/// answered `unavailable` then. Sockets reconnect by themselves, so a restarted service
-/// is served again without any action here.
+/// answered `unavailable` then. Sockets reconnect by themselves within
+/// ``GatewayLimits/reconnectIntervalMax``, so a restarted service is served again without
+/// any action here. `gateway.health` checks each service through these same sockets.
 public final class Gateway: Service, Sendable {
     private let configuration: PlatformConfiguration
     private let logger: Logger
-    private let limits: RequestLimits
-    private let results = Mailbox<Result>()
+    private let limits: GatewayLimits
+    /// Wakes the socket thread to notice shutdown; nothing is ever posted.
+    private let wakeUp = Mailbox<Never>()
     private let stopping = StopFlag()
     private let bound = AsyncSignal()
     private let boundEndpoint = Mutex<String?>(nil)
-    private let healthClients: [String: ServiceClient]
     private let startedAt = ContinuousClock.now
-    private let healthCache = HealthAggregator.Cache()
 
-    private struct Result: Sendable {
-        let envelope: [Data]
-        let reply: Data
-        let id: String
-        let op: String
-        let started: ContinuousClock.Instant
-        let outcome: String
-    }
-
+    /// What the gateway is waiting for a service to answer.
     private struct Pending {
-        let envelope: [Data]
-        let id: String
-        let op: String
+        enum Origin {
+            /// A client's request, answered to `envelope`; `client` is its connection's
+            /// routing identity and `bytes` what it counts against the budget.
+            case client(envelope: [Data], id: String, op: String, client: Data, bytes: Int)
+            /// One service's check in a `gateway.health` round.
+            case healthCheck(service: String)
+        }
+
+        let origin: Origin
         let started: ContinuousClock.Instant
         let deadline: ContinuousClock.Instant
     }
 
-    /// Creates a gateway for the configured endpoints.
-    public init(configuration: PlatformConfiguration, logger: Logger) {
+    /// Creates a gateway for the configured endpoints, with the default limits and the
+    /// configured deadline.
+    public convenience init(configuration: PlatformConfiguration, logger: Logger) {
+        self.init(configuration: configuration, limits: GatewayLimits(configuration: configuration), logger: logger)
+    }
+
+    /// Creates a gateway with explicit limits.
+    public init(configuration: PlatformConfiguration, limits: GatewayLimits, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        var limits = RequestLimits()
-        limits.deadline = .milliseconds(configuration.gatewayDeadlineMs)
         self.limits = limits
-        healthClients = configuration.serviceEndpoints.mapValues { ServiceClient(endpoint: $0, name: "gateway-health") }
     }
 
     /// The endpoint actually bound, once the socket is up (`nil` if binding failed).
@@ -64,9 +67,8 @@ public final class Gateway: Service, Sendable {
             await thread.join()
         } onCancelOrGracefulShutdown: { [self] in
             stopping.raise()
-            results.wake()
+            wakeUp.wake()
         }
-        for client in healthClients.values { await client.close() }
         if boundEndpoint.withLock({ $0 }) == nil {
             throw ServiceError.unavailable("cannot bind \(configuration.bind ?? configuration.gatewayEndpoint)")
         }
@@ -79,12 +81,21 @@ public final class Gateway: Service, Sendable {
         let frontend: ZMQSocket
         var backends: [String: ZMQSocket] = [:]
         do {
-            frontend = try ZMQSocket(type: .router, options: .with { $0.maxMessageSize = limits.maxMessageBytes })
+            frontend = try ZMQSocket(type: .router, options: .with {
+                $0.maxMessageSize = limits.maxMessageBytes
+                $0.receiveHighWaterMark = limits.frontendReceiveHighWaterMark
+            })
             try frontend.bind(endpoint)
             for (service, serviceEndpoint) in configuration.serviceEndpoints {
                 // IMMEDIATE: nothing is queued for a service that is down, so the client
-                // hears `unavailable` now instead of a stale delivery later.
-                let backend = try ZMQSocket(type: .dealer, options: .with { $0.immediate = true; $0.sendHighWaterMark = 50_000 })
+                // hears `unavailable` now instead of a stale delivery later. A short,
+                // capped reconnect interval: a restarted service is reached at once.
+                let backend = try ZMQSocket(type: .dealer, options: .with {
+                    $0.immediate = true
+                    $0.sendHighWaterMark = limits.backendSendHighWaterMark
+                    $0.reconnectIntervalMs = Int32(clamping: limits.reconnectInterval.wholeMilliseconds)
+                    $0.reconnectIntervalMaxMs = Int32(clamping: limits.reconnectIntervalMax.wholeMilliseconds)
+                })
                 try backend.connect(serviceEndpoint)
                 backends[service] = backend
             }
@@ -99,11 +110,13 @@ public final class Gateway: Service, Sendable {
 
         var pending: [UInt64: Pending] = [:]
         var nextTag: UInt64 = 0
+        var budget = InFlightBudget(limits: limits)
+        let services = backends.keys.sorted()
+        var health = HealthAggregator(services: services, startedAt: startedAt, lifetime: limits.healthAnswerLifetime)
         var poller = Poller()
         let frontendItem = poller.add(frontend)
-        let mailboxItem = poller.add(fileDescriptor: results.fileDescriptor)
-        let services = backends.keys.sorted()
-        let backendItems = services.map { poller.add(backends[$0]!) }
+        let wakeUpItem = poller.add(fileDescriptor: wakeUp.fileDescriptor)
+        let backendItems = services.compactMap { backends[$0].map { (poller.add($0), $0) } }
 
         func reply(_ envelope: [Data], _ body: Data) {
             do {
@@ -118,19 +131,69 @@ public final class Gateway: Service, Sendable {
             log(id: id, op: op, started: started, outcome: error.code.rawValue)
         }
 
+        /// Sends `frames` to `backend` behind a new tag; `nil` when the service is not
+        /// connected (with IMMEDIATE and a queue that is never full, that is the only
+        /// reason a send fails).
+        func forward(_ frames: [Data], to backend: ZMQSocket) -> UInt64? {
+            nextTag &+= 1
+            var tag = nextTag
+            let tagFrame = withUnsafeBytes(of: &tag) { Data($0) }
+            let sent = (try? backend.send(multipart: [tagFrame] + frames, dontWait: true)) == true
+            return sent ? tag : nil
+        }
+
+        func answerHealth(_ body: JSONValue, _ waiters: [HealthAggregator.Waiter]) {
+            let data = body.serialized
+            for waiter in waiters {
+                reply(waiter.envelope, Reply.success(id: waiter.id, data: data))
+                log(id: waiter.id, op: "gateway.health", started: waiter.started, outcome: "ok")
+            }
+        }
+
+        func recordHealth(_ service: String, _ status: JSONValue) {
+            if let (body, waiters) = health.record(service, status: status, now: .now) {
+                answerHealth(body, waiters)
+            }
+        }
+
+        func askHealth(envelope: [Data], id: String, started: ContinuousClock.Instant) {
+            let waiter = HealthAggregator.Waiter(envelope: envelope, id: id, started: started)
+            switch health.ask(waiter, now: started) {
+            case .answer(let body):
+                answerHealth(body, [waiter])
+            case .wait:
+                break
+            case .checkServices(let services):
+                for service in services {
+                    guard let backend = backends[service],
+                        let tag = forward([Data(), HealthAggregator.checkRequest(for: service)], to: backend)
+                    else {
+                        recordHealth(service, HealthAggregator.notConnected)
+                        continue
+                    }
+                    let now = ContinuousClock.now
+                    pending[tag] = Pending(
+                        origin: .healthCheck(service: service), started: now, deadline: now + limits.healthCheckTimeout)
+                }
+            }
+        }
+
         func accept(_ frames: [Data], peer: String?) {
             let started = ContinuousClock.now
-            let message: (envelope: [Data], request: RequestEnvelope)
-            switch IncomingRequest.read(frames, maxBytes: limits.maxRequestBytes) {
+            let message: (envelope: [Data], head: RequestEnvelope.Head)
+            switch IncomingRequest.readHead(frames, maxBytes: limits.maxRequestBytes) {
             case .failure(let rejected):
                 return fail(rejected.envelope, id: rejected.id, op: nil, rejected.error, started: started)
             case .success(let read):
                 message = read
             }
-            let request = message.request
+            let request = message.head
             let service = String(request.service)
             if service == "gateway" {
-                return answerGatewayOperation(request, envelope: message.envelope, started: started)
+                guard request.op == "gateway.health" else {
+                    return fail(message.envelope, id: request.id, op: request.op, .unknownOp(request.op), started: started)
+                }
+                return askHealth(envelope: message.envelope, id: request.id, started: started)
             }
             guard let backend = backends[service] else {
                 return fail(message.envelope, id: request.id, op: request.op, .unknownOp(request.op), started: started)
@@ -140,20 +203,45 @@ public final class Gateway: Service, Sendable {
                     message.envelope, id: request.id, op: request.op,
                     .forbidden("\(request.op) is for services only"), started: started)
             }
-            nextTag &+= 1
-            var tag = nextTag
-            let tagFrame = withUnsafeBytes(of: &tag) { Data($0) }
+            // The routing identity of the client's connection: the first frame.
+            let client = frames[0]
+            let bytes = frames.reduce(0) { $0 + $1.count }
+            if let refusal = budget.admit(client: client, bytes: bytes) {
+                return fail(message.envelope, id: request.id, op: request.op, refusal, started: started)
+            }
             // The client frame tells the service who is calling (for per-client limits).
             let clientFrame = Data((ClientAddress.framePrefix + (peer ?? "")).utf8)
-            let sent = (try? backend.send(multipart: [tagFrame, clientFrame] + frames, dontWait: true)) == true
-            guard sent else {
+            guard let tag = forward([clientFrame] + frames, to: backend) else {
+                budget.release(client: client, bytes: bytes)
                 return fail(
                     message.envelope, id: request.id, op: request.op,
                     .unavailable("the \(service) service is not reachable"), started: started)
             }
             pending[tag] = Pending(
-                envelope: message.envelope, id: request.id, op: request.op, started: started,
-                deadline: started + limits.deadline)
+                origin: .client(envelope: message.envelope, id: request.id, op: request.op, client: client, bytes: bytes),
+                started: started, deadline: started + limits.deadline)
+        }
+
+        /// A service answered (`reply`) or the deadline passed (`nil`).
+        func complete(_ request: Pending, reply body: Data?) {
+            switch request.origin {
+            case .client(let envelope, let id, let op, let client, let bytes):
+                budget.release(client: client, bytes: bytes)
+                if let body {
+                    reply(envelope, body)
+                    log(id: id, op: op, started: request.started, outcome: "forwarded")
+                } else {
+                    fail(
+                        envelope, id: id, op: op,
+                        .unavailable("\(op.prefix(while: { $0 != "." })) did not answer within \(configuration.gatewayDeadlineMs) ms"),
+                        started: request.started)
+                }
+            case .healthCheck(let service):
+                let status =
+                    body.map { HealthAggregator.status(fromReply: $0, latency: ContinuousClock.now - request.started) }
+                    ?? HealthAggregator.noAnswer
+                recordHealth(service, status)
+            }
         }
 
         while !stopping.isRaised {
@@ -162,69 +250,48 @@ public final class Gateway: Service, Sendable {
             for (tag, request) in pending {
                 if request.deadline <= now {
                     pending[tag] = nil
-                    fail(
-                        request.envelope, id: request.id, op: request.op,
-                        .unavailable("\(request.op.prefix(while: { $0 != "." })) did not answer within \(configuration.gatewayDeadlineMs) ms"),
-                        started: request.started)
+                    complete(request, reply: nil)
                 } else {
                     wait = min(wait, (request.deadline - now).wholeMilliseconds + 1)
                 }
             }
             guard (try? poller.poll(timeoutMs: wait)) != nil else { break }
-            for (index, item) in backendItems.enumerated() where poller.isReadable(item) {
-                let backend = backends[services[index]]!
+            for (item, backend) in backendItems where poller.isReadable(item) {
                 while let frames = try? backend.receiveMultipart(dontWait: true) {
                     var tag: UInt64 = 0
                     guard frames.count >= 2, frames[0].count == 8, let body = frames.last else { continue }
                     _ = withUnsafeMutableBytes(of: &tag) { frames[0].copyBytes(to: $0) }
                     // Replies after the deadline were already answered; drop them.
                     guard let request = pending.removeValue(forKey: tag) else { continue }
-                    reply(request.envelope, body)
-                    log(id: request.id, op: request.op, started: request.started, outcome: "forwarded")
+                    complete(request, reply: body)
                 }
             }
-            if poller.isReadable(mailboxItem) {
-                for result in results.drain() {
-                    reply(result.envelope, result.reply)
-                    log(id: result.id, op: result.op, started: result.started, outcome: result.outcome)
-                }
+            if poller.isReadable(wakeUpItem) {
+                _ = wakeUp.drain()
             }
             if poller.isReadable(frontendItem) {
+                // A batch bounded by count and by time (large requests take a while to
+                // read), so replies and deadlines are never kept waiting for long.
+                let batchEnd = ContinuousClock.now + .milliseconds(5)
                 for _ in 0..<512 {
-                    guard let (frames, peer) = try? frontend.receiveMultipartWithPeer(dontWait: true) else { break }
+                    guard let (frames, peer) = try? frontend.receiveMultipartWithPeer(dontWait: true), !frames.isEmpty else { break }
                     accept(frames, peer: peer)
+                    if ContinuousClock.now >= batchEnd { break }
                 }
             }
         }
         for (_, request) in pending {
-            reply(request.envelope, Reply.failure(id: request.id, error: .unavailable("the gateway is shutting down")))
+            if case .client(let envelope, let id, _, _, _) = request.origin {
+                reply(envelope, Reply.failure(id: id, error: .unavailable("the gateway is shutting down")))
+            }
+        }
+        for waiter in health.abandon() {
+            reply(waiter.envelope, Reply.failure(id: waiter.id, error: .unavailable("the gateway is shutting down")))
         }
         try? frontend.setLinger(milliseconds: 1_000)
         frontend.close()
         for backend in backends.values { backend.close() }
         logger.info("gateway stopped")
-    }
-
-    // MARK: The gateway's own operations
-
-    private func answerGatewayOperation(_ request: RequestEnvelope, envelope: [Data], started: ContinuousClock.Instant) {
-        guard request.op == "gateway.health" else {
-            results.post(
-                Result(envelope: envelope, reply: Reply.failure(id: request.id, error: .unknownOp(request.op)),
-                    id: request.id, op: request.op, started: started, outcome: "unknown_op"))
-            return
-        }
-        let health = self.health, results = self.results
-        Task {
-            let body = await health.current()
-            results.post(
-                Result(envelope: envelope, reply: Reply.success(id: request.id, data: body.serialized),
-                    id: request.id, op: request.op, started: started, outcome: "ok"))
-        }
-    }
-
-    private var health: HealthAggregator {
-        HealthAggregator(clients: healthClients, startedAt: startedAt, cache: healthCache)
     }
 
     private func log(id: String?, op: String?, started: ContinuousClock.Instant, outcome: String) {

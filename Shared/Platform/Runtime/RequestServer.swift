@@ -17,6 +17,14 @@ public struct RequestLimits: Sendable {
     /// Requests handled at once; beyond this the socket is not read, so requests wait in
     /// libzmq's queue (bounded by its high-water mark) instead of in memory.
     public var maxInFlight = 2_048
+    /// Request bytes handled at once (the frames of requests given to tasks); beyond this
+    /// the socket is not read, as when ``maxInFlight`` is reached. 2,048 requests of 1 MiB
+    /// would otherwise hold 2 GiB.
+    public var maxInFlightBytes = 64 << 20
+    /// Requests libzmq may queue per connected peer before it stops reading that peer's
+    /// TCP connection (`ZMQ_RCVHWM`): at most 128 MiB of requests at the 1 MiB limit. The
+    /// gateway, the main peer, never has more than its own in-flight budget outstanding.
+    public var receiveHighWaterMark: Int32 = 128
 
     /// Defaults from the contract.
     public init() {}
@@ -53,6 +61,8 @@ public final class RequestServer: Service, Sendable {
         let started: ContinuousClock.Instant
         let deadline: ContinuousClock.Instant
         let task: Task<Void, Never>
+        /// The request's size, counted against ``RequestLimits/maxInFlightBytes``.
+        let bytes: Int
     }
 
     /// Creates a server that will bind `endpoint`.
@@ -93,6 +103,7 @@ public final class RequestServer: Service, Sendable {
         do {
             socket = try ZMQSocket(type: .router, options: .with {
                 $0.maxMessageSize = limits.maxMessageBytes
+                $0.receiveHighWaterMark = limits.receiveHighWaterMark
                 $0.curve = curve
             })
             try socket.bind(endpoint)
@@ -106,6 +117,7 @@ public final class RequestServer: Service, Sendable {
         logger.info("serving", metadata: ["endpoint": "\(socket.lastEndpoint)"])
 
         var inFlight: [UInt64: InFlight] = [:]
+        var inFlightBytes = 0
         var nextTag: UInt64 = 0
         var poller = Poller()
         let socketItem = poller.add(socket)
@@ -125,6 +137,7 @@ public final class RequestServer: Service, Sendable {
         }
 
         func finish(_ request: InFlight, reply: Data, outcome: String) {
+            inFlightBytes -= request.bytes
             send(request.envelope + [reply])
             log(id: request.id, op: request.op, started: request.started, outcome: outcome)
         }
@@ -190,9 +203,11 @@ public final class RequestServer: Service, Sendable {
                 }
                 completions.post(Completion(tag: tag, reply: reply, outcome: outcome))
             }
+            let bytes = frames.reduce(0) { $0 + $1.count }
+            inFlightBytes += bytes
             inFlight[tag] = InFlight(
                 envelope: message.envelope, id: request.id, op: request.op, started: started,
-                deadline: started + limits.deadline, task: task)
+                deadline: started + limits.deadline, task: task, bytes: bytes)
         }
 
         // While draining, new requests are answered at once instead of waiting unread.
@@ -229,7 +244,9 @@ public final class RequestServer: Service, Sendable {
                     wait = min(wait, (request.deadline - now).wholeMilliseconds + 1)
                 }
             }
-            let saturated = inFlight.count >= limits.maxInFlight
+            // Saturated by count or by bytes: stop reading, so new requests wait in
+            // libzmq's queue, which its high-water mark bounds.
+            let saturated = inFlight.count >= limits.maxInFlight || inFlightBytes >= limits.maxInFlightBytes
             if saturated {
                 guard (try? saturatedPoller.poll(timeoutMs: wait)) != nil else { break }
             } else {
@@ -243,10 +260,13 @@ public final class RequestServer: Service, Sendable {
                 }
             }
             if !saturated, poller.isReadable(socketItem) {
-                // Take a bounded batch so completions and deadlines are not starved.
+                // Take a batch bounded by count and by time (large requests take a while
+                // to parse) so completions and deadlines are not starved.
+                let batchEnd = ContinuousClock.now + .milliseconds(5)
                 for _ in 0..<min(512, limits.maxInFlight - inFlight.count) {
-                    guard let frames = try? socket.receiveMultipart(dontWait: true) else { break }
+                    guard inFlightBytes < limits.maxInFlightBytes, let frames = try? socket.receiveMultipart(dontWait: true) else { break }
                     if drainUntil == nil { accept(frames) } else { refuse(frames) }
+                    if ContinuousClock.now >= batchEnd { break }
                 }
             }
         }

@@ -59,39 +59,10 @@ public struct RequestEnvelope: Sendable, Equatable {
         do {
             (value, dataRange) = try JSONParser.parse(frame, recordingMember: "data")
         } catch {
-            throw Rejection(error: .badRequest("the request is not valid JSON (UTF-8): \(error.message)"), id: nil)
+            throw notJSON(error)
         }
-        guard case .object(let members) = value else {
-            throw Rejection(error: .badRequest("the request must be a JSON object"), id: nil)
-        }
-        let id: String
-        switch members["id"] {
-        case .string(let text) where !text.isEmpty && text.utf8.count <= maxIDLength: id = text
-        case .string: throw Rejection(error: .badRequest("`id` must have 1 to \(maxIDLength) bytes"), id: nil)
-        case nil, .null?: throw Rejection(error: .badRequest("`id` is missing"), id: nil)
-        default: throw Rejection(error: .badRequest("`id` must be a string"), id: nil)
-        }
-        func reject(_ message: String) -> Rejection { Rejection(error: .badRequest(message), id: id) }
-        let op: String
-        switch members["op"] {
-        case .string(let text) where isOperationName(text): op = text
-        case .string: throw reject("`op` must look like `<service>.<operation>`")
-        case nil, .null?: throw reject("`op` is missing")
-        default: throw reject("`op` must be a string")
-        }
-        var token: String?
-        switch members["token"] {
-        case nil, .null?: token = nil
-        case .string(let text): token = text
-        default: throw reject("`token` must be a string")
-        }
-        var idem: String?
-        switch members["idem"] {
-        case nil, .null?: idem = nil
-        case .string(let text) where !text.isEmpty && text.utf8.count <= maxIdempotencyKeyLength: idem = text
-        case .string: throw reject("`idem` must have 1 to \(maxIdempotencyKeyLength) bytes")
-        default: throw reject("`idem` must be a string")
-        }
+        guard case .object(let members) = value else { throw notAnObject }
+        let head = try Head(checking: members)
         let data: JSONValue
         var dataBytes: Data?
         switch members["data"] {
@@ -100,10 +71,83 @@ public struct RequestEnvelope: Sendable, Equatable {
             data = .object(object)
             // A slice: it shares the frame's storage, nothing is copied.
             dataBytes = dataRange.map { frame[(frame.startIndex + $0.lowerBound)..<(frame.startIndex + $0.upperBound)] }
-        default: throw reject("`data` must be an object")
+        default: throw Rejection(error: .badRequest(dataNotAnObject), id: head.id)
         }
-        return RequestEnvelope(id: id, op: op, token: token, idem: idem, data: data, dataBytes: dataBytes)
+        return RequestEnvelope(id: head.id, op: head.op, token: head.token, idem: head.idem, data: data, dataBytes: dataBytes)
     }
+
+    /// The envelope without its `data`: what the gateway needs to route a request.
+    public struct Head: Sendable, Equatable {
+        /// The request's `id`.
+        public var id: String
+        /// The request's `op`.
+        public var op: String
+        /// The access token, if any.
+        public var token: String?
+        /// The idempotency key, if any.
+        public var idem: String?
+
+        /// The service the operation belongs to: its first segment.
+        public var service: Substring { op.prefix(while: { $0 != "." }) }
+
+        /// Checks the envelope's members in the order `parse` does, so both report the
+        /// same first problem.
+        init(checking members: [String: JSONValue]) throws(Rejection) {
+            switch members["id"] {
+            case .string(let text) where !text.isEmpty && text.utf8.count <= maxIDLength: id = text
+            case .string: throw Rejection(error: .badRequest("`id` must have 1 to \(maxIDLength) bytes"), id: nil)
+            case nil, .null?: throw Rejection(error: .badRequest("`id` is missing"), id: nil)
+            default: throw Rejection(error: .badRequest("`id` must be a string"), id: nil)
+            }
+            let id = id
+            func reject(_ message: String) -> Rejection { Rejection(error: .badRequest(message), id: id) }
+            switch members["op"] {
+            case .string(let text) where isOperationName(text): op = text
+            case .string: throw reject("`op` must look like `<service>.<operation>`")
+            case nil, .null?: throw reject("`op` is missing")
+            default: throw reject("`op` must be a string")
+            }
+            switch members["token"] {
+            case nil, .null?: token = nil
+            case .string(let text): token = text
+            default: throw reject("`token` must be a string")
+            }
+            switch members["idem"] {
+            case nil, .null?: idem = nil
+            case .string(let text) where !text.isEmpty && text.utf8.count <= maxIdempotencyKeyLength: idem = text
+            case .string: throw reject("`idem` must have 1 to \(maxIdempotencyKeyLength) bytes")
+            default: throw reject("`idem` must be a string")
+            }
+        }
+    }
+
+    /// Reads one request frame with the same checks and errors as ``parse(_:)``, but
+    /// builds only `id`, `op`, `token` and `idem`: the whole frame is validated as JSON
+    /// and `data` must be an object, `null` or absent, yet its contents are skipped
+    /// without being copied. The gateway uses this; services parse in full.
+    public static func parseHead(_ frame: Data) throws(Rejection) -> Head {
+        let members: [String: JSONParser.Member]?
+        do {
+            members = try JSONParser.parseMembers(of: frame, keeping: ["id", "op", "token", "idem"], noting: ["data"])
+        } catch {
+            throw notJSON(error)
+        }
+        guard let members else { throw notAnObject }
+        let head = try Head(checking: members.compactMapValues { member in
+            if case .value(let value) = member { value } else { nil }
+        })
+        switch members["data"] {
+        case nil, .skipped(.object)?, .skipped(.null)?: return head
+        default: throw Rejection(error: .badRequest(dataNotAnObject), id: head.id)
+        }
+    }
+
+    private static func notJSON(_ error: JSONParser.Failure) -> Rejection {
+        Rejection(error: .badRequest("the request is not valid JSON (UTF-8): \(error.message)"), id: nil)
+    }
+
+    private static let notAnObject = Rejection(error: .badRequest("the request must be a JSON object"), id: nil)
+    private static let dataNotAnObject = "`data` must be an object"
 
     /// Whether `text` has the form `segment(.segment)+` of lowercase letters, digits and `_`.
     public static func isOperationName(_ text: String) -> Bool {
@@ -262,6 +306,18 @@ public enum IncomingRequest {
 
     /// Reads the frames a ROUTER received into a routing envelope and a parsed request.
     public static func read(_ frames: [Data], maxBytes: Int) -> Result<(envelope: [Data], request: RequestEnvelope), Rejected> {
+        read(frames, maxBytes: maxBytes, parse: RequestEnvelope.parse).map { ($0.envelope, $0.parsed) }
+    }
+
+    /// ``read(_:maxBytes:)`` for the gateway: the same checks and errors, but the request
+    /// is read with ``RequestEnvelope/parseHead(_:)``, so `data` is validated and skipped.
+    public static func readHead(_ frames: [Data], maxBytes: Int) -> Result<(envelope: [Data], head: RequestEnvelope.Head), Rejected> {
+        read(frames, maxBytes: maxBytes, parse: RequestEnvelope.parseHead).map { ($0.envelope, $0.parsed) }
+    }
+
+    private static func read<Parsed>(
+        _ frames: [Data], maxBytes: Int, parse: (Data) throws(RequestEnvelope.Rejection) -> Parsed
+    ) -> Result<(envelope: [Data], parsed: Parsed), Rejected> {
         let message: RoutedMessage
         switch RoutedMessage.split(frames) {
         case .failure(let problem):
@@ -274,7 +330,7 @@ public enum IncomingRequest {
             return .failure(Rejected(envelope: message.envelope, id: nil, error: .payloadTooLarge(limit: maxBytes)))
         }
         do {
-            return .success((message.envelope, try RequestEnvelope.parse(message.body)))
+            return .success((message.envelope, try parse(message.body)))
         } catch {
             return .failure(Rejected(envelope: message.envelope, id: error.id, error: error.error))
         }

@@ -141,6 +141,8 @@ public struct JSONParser {
         let start = index
         // Fast path: no escapes, so the bytes are the string.
         while index < bytes.count {
+            skipPlainStringBytes()
+            guard index < bytes.count else { break }
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
@@ -205,6 +207,12 @@ public struct JSONParser {
     }
 
     private mutating func appendUnicodeEscape(to buffer: inout [UInt8]) throws(Failure) {
+        let scalar = try unicodeEscape()
+        UTF8.encode(scalar) { buffer.append($0) }
+    }
+
+    /// The scalar of a `\u` escape (a surrogate pair counts as one), after the `u`.
+    private mutating func unicodeEscape() throws(Failure) -> Unicode.Scalar {
         var scalarValue = try hex4()
         if (0xD800...0xDBFF).contains(scalarValue) {
             // A high surrogate must be followed by an escaped low surrogate.
@@ -219,7 +227,7 @@ public struct JSONParser {
             throw fail("unpaired surrogate")
         }
         guard let scalar = Unicode.Scalar(scalarValue) else { throw fail("invalid code point") }
-        buffer.append(contentsOf: Array(String(Character(scalar)).utf8))
+        return scalar
     }
 
     private mutating func parseNumber() throws(Failure) -> JSONValue {
@@ -253,6 +261,266 @@ public struct JSONParser {
 
     private func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+}
+
+// MARK: Reading a document without building all of it
+
+extension JSONParser {
+    /// The kind of a JSON value, known without building the value.
+    public enum Kind: Sendable, Equatable {
+        case object, array, string, number, bool, null
+    }
+
+    /// One top-level member as ``parseMembers(of:keeping:noting:maxDepth:)`` reports it.
+    public enum Member: Sendable, Equatable {
+        /// A member it was asked to keep, parsed in full.
+        case value(JSONValue)
+        /// A member it was asked to note: validated and skipped; only its kind is known.
+        case skipped(Kind)
+    }
+
+    /// Reads a document the way ``parse(_:maxDepth:)`` does, with the same errors at the
+    /// same offsets, but builds only the top-level members named in `keeping`.
+    ///
+    /// Members named in `noting` are validated and reported by kind; every other member
+    /// is validated and dropped. Skipped values cost no allocation however large they are
+    /// (the gateway reads a 1 MiB `data` this way without copying it). A repeated name
+    /// keeps its last value, as in ``parse(_:maxDepth:)``.
+    ///
+    /// - Returns: the kept and noted members, or `nil` when the document is valid JSON
+    ///   but not an object.
+    public static func parseMembers(
+        of data: Data, keeping: Set<String>, noting: Set<String> = [], maxDepth: Int = 64
+    ) throws(Failure) -> [String: Member]? {
+        let wanted = keeping.map { (name: Array($0.utf8), keep: true) } + noting.map { (name: Array($0.utf8), keep: false) }
+        let result: Result<[String: Member]?, Failure> = data.withUnsafeBytes { raw in
+            var parser = JSONParser(bytes: raw.bindMemory(to: UInt8.self), maxDepth: maxDepth)
+            do throws(Failure) {
+                parser.skipWhitespace()
+                guard parser.index < parser.bytes.count else { throw parser.fail("unexpected end of input") }
+                var members: [String: Member]?
+                if parser.bytes[parser.index] == UInt8(ascii: "{") {
+                    members = try parser.readTopLevelObject(wanted: wanted)
+                } else {
+                    _ = try parser.skipValue(depth: 0)
+                }
+                parser.skipWhitespace()
+                guard parser.index == parser.bytes.count else { throw parser.fail("unexpected data after the JSON value") }
+                return .success(members)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// The top-level object of ``parseMembers(of:keeping:noting:maxDepth:)``; mirrors
+    /// `parseObject` at depth 0.
+    private mutating func readTopLevelObject(wanted: [(name: [UInt8], keep: Bool)]) throws(Failure) -> [String: Member] {
+        index += 1
+        var members: [String: Member] = [:]
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return members
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            let match = try matchMemberName(wanted)
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            index += 1
+            skipWhitespace()
+            if let match {
+                let name = String(decoding: wanted[match].name, as: UTF8.self)
+                members[name] = wanted[match].keep ? .value(try parseValue(depth: 1)) : .skipped(try skipValue(depth: 1))
+            } else {
+                _ = try skipValue(depth: 1)
+            }
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return members }
+            throw fail("expected ',' or '}'")
+        }
+    }
+
+    /// Reads a member name and returns the index of the wanted name it equals, if any.
+    /// Names without escapes are compared in place; an escaped name (rare) is decoded.
+    private mutating func matchMemberName(_ wanted: [(name: [UInt8], keep: Bool)]) throws(Failure) -> Int? {
+        let start = index
+        let hadEscapes = try skipString()
+        if hadEscapes {
+            index = start
+            let name = Array(try parseString().utf8)
+            return wanted.firstIndex { $0.name == name }
+        }
+        let raw = UnsafeBufferPointer(rebasing: bytes[(start + 1)..<(index - 1)])
+        return wanted.firstIndex { $0.name.count == raw.count && $0.name.elementsEqual(raw) }
+    }
+
+    /// Validates one value without building it, with `parseValue`'s errors; returns its kind.
+    private mutating func skipValue(depth: Int) throws(Failure) -> Kind {
+        guard depth <= maxDepth else { throw fail("nesting deeper than \(maxDepth)") }
+        guard index < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): try skipObject(depth: depth); return .object
+        case UInt8(ascii: "["): try skipArray(depth: depth); return .array
+        case UInt8(ascii: "\""): _ = try skipString(); return .string
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try skipNumber(); return .number
+        default: throw fail("unexpected character")
+        }
+    }
+
+    private mutating func skipObject(depth: Int) throws(Failure) {
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a member name") }
+            _ = try skipString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            index += 1
+            skipWhitespace()
+            _ = try skipValue(depth: depth + 1)
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return }
+            throw fail("expected ',' or '}'")
+        }
+    }
+
+    private mutating func skipArray(depth: Int) throws(Failure) {
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            _ = try skipValue(depth: depth + 1)
+            skipWhitespace()
+            guard index < bytes.count else { throw fail("unexpected end of input") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; return }
+            throw fail("expected ',' or ']'")
+        }
+    }
+
+    /// Validates a string like `parseString` (same errors, same offsets) without building
+    /// it. Returns whether it had escapes.
+    ///
+    /// `parseString` checks UTF-8 once, over the decoded text, when it reaches the closing
+    /// quote. Escapes always decode to whole scalars, so that text is valid exactly when
+    /// every raw run between escapes is; the runs are checked as they end and a failure is
+    /// reported at the closing quote, where `parseString` reports it.
+    private mutating func skipString() throws(Failure) -> Bool {
+        index += 1
+        var runStart = index
+        var validUTF8 = true
+        var hadEscapes = false
+        while index < bytes.count {
+            skipPlainStringBytes()
+            guard index < bytes.count else { break }
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                validUTF8 = validUTF8 && isValidUTF8(runStart..<index)
+                index += 1
+                guard validUTF8 else { throw fail("invalid UTF-8 in string") }
+                return hadEscapes
+            case UInt8(ascii: "\\"):
+                hadEscapes = true
+                validUTF8 = validUTF8 && isValidUTF8(runStart..<index)
+                index += 1
+                guard index < bytes.count else { throw fail("unexpected end of input") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    break
+                case UInt8(ascii: "u"):
+                    _ = try unicodeEscape()
+                default:
+                    throw fail("invalid escape")
+                }
+                runStart = index
+            default:
+                if byte < 0x20 { throw fail("control character in string") }
+                index += 1
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    /// Validates a number like `parseNumber`, including its range check, which needs the
+    /// number's text only when the value could be out of `Double`'s range.
+    private mutating func skipNumber() throws(Failure) {
+        let start = index
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+        let integerStart = index
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        let integerDigits = index - integerStart
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        var hasExponent = false
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            hasExponent = true
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            guard index < bytes.count, isDigit(bytes[index]) else { throw fail("invalid number") }
+            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
+        }
+        // Without an exponent, fewer than 309 integer digits always fit in a Double.
+        guard hasExponent || integerDigits > 308 else { return }
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+        guard let value = Double(text), value.isFinite else { throw fail("number out of range") }
+    }
+
+    /// Advances over string bytes that need no attention (not a quote, a backslash or a
+    /// control character) eight at a time; stops at or shortly before one that does.
+    private mutating func skipPlainStringBytes() {
+        guard let base = UnsafeRawPointer(bytes.baseAddress) else { return }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while index + 8 <= bytes.count {
+            let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            // The classic "has a zero byte" test, for bytes < 0x20 and for '"' and '\\'.
+            let control = (word &- ones &* 0x20) & ~word & highs
+            let quoted = word ^ (ones &* 0x22)
+            let escaped = word ^ (ones &* 0x5C)
+            let special = control | ((quoted &- ones) & ~quoted & highs) | ((escaped &- ones) & ~escaped & highs)
+            guard special == 0 else { return }
+            index += 8
+        }
+    }
+
+    /// Whether the bytes are well-formed UTF-8, checked in place by the standard
+    /// library's validator, the one `String(validating:)` uses.
+    private func isValidUTF8(_ range: Range<Int>) -> Bool {
+        let run = UnsafeBufferPointer(rebasing: bytes[range])
+        return (try? UTF8Span(validating: run.span)) != nil
     }
 }
 

@@ -1,0 +1,100 @@
+import Foundation
+import Platform
+import SharedTesting
+import Synchronization
+import Testing
+
+/// Memory stays bounded under pipelining: clients that pipeline large requests are
+/// answered `rate_limited` past the in-flight limits instead of being queued, and other
+/// clients keep being served (Platform issue, "memory stays bounded under pipelining").
+@Suite("Gateway memory")
+struct GatewayMemoryTests {
+    static let limit = 256 << 20
+
+    /// The flood saturates both cores, so it runs at the lowest priority (the flooding
+    /// clients, the gateway and auth alike) and the suites beside it keep their deadlines.
+    /// Deadlines here are long for the same reason: a starved flood must not turn into
+    /// `timeout` or `unavailable`; a request that is never answered still fails the test.
+    static let environment = ["BACKEND_GATEWAY_DEADLINE_MS": "20000", "BACKEND_REQUEST_DEADLINE_MS": "15000"]
+
+    @Test("six clients pipelining 1 MB requests: gateway and service stay under 256 MiB; small calls are served meanwhile")
+    func pipelinedLargeRequests() async throws {
+        try await TestStack.with(services: ["auth"], extraEnvironment: Self.environment) { stack in
+            let gateway = try #require(stack.process("gateway"))
+            let auth = try #require(stack.process("auth"))
+            gateway.lowerPriority()
+            auth.lowerPriority()
+            // About 1 MB in `data`, under the 1 MiB limit: the gateway must skip it, auth
+            // parses it and refuses it (an email of a million characters) in a task.
+            let email = String(repeating: "x", count: 1_000_000)
+            let body = Data(#"{"id":"flood","op":"auth.login","data":{"email":"\#(email)","password":"12345678"}}"#.utf8)
+            // 6 x 64 requests: enough to fill every queue and limit (a client's share is
+            // 16 in flight plus 16 queued), few enough to keep the flood to a few seconds
+            // on 2 cores, so the suites running beside it keep their deadlines. The
+            // limits do not depend on the count: 6 x 3,000 is measured with
+            // `bench pipelining` (README).
+            let clients = 6, requestsPerClient = 64
+
+            let flooding = Atomic<Bool>(true)
+            let smallCalls = Task {
+                var latencies: [Duration] = []
+                var failures: [String] = []
+                while flooding.load(ordering: .relaxed) {
+                    let started = ContinuousClock.now
+                    do {
+                        let reply = try await stack.client.call("auth.health", idempotent: true, timeout: .seconds(10), attempts: 1)
+                        if reply.ok { latencies.append(.now - started) } else { failures.append(reply.error?.code.rawValue ?? "?") }
+                    } catch {
+                        failures.append("\(error)")
+                    }
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+                return (latencies, failures)
+            }
+            let outcomes = await withTaskGroup(of: [PipeliningClient.Outcome].self) { group in
+                for _ in 0..<clients {
+                    group.addTask {
+                        await PipeliningClient.run(
+                            Array(repeating: body, count: requestsPerClient), endpoint: stack.configuration.gatewayEndpoint,
+                            timeout: .seconds(45), niceness: 19)
+                    }
+                }
+                var all: [PipeliningClient.Outcome] = []
+                for await outcome in group { all += outcome }
+                return all
+            }
+            flooding.store(false, ordering: .relaxed)
+            let (latencies, failures) = await smallCalls.value
+
+            // Every request answered, each either served (auth refused the email) or
+            // refused by the limits; never internal, unavailable or a hang.
+            var codes: [String: Int] = [:]
+            for outcome in outcomes {
+                codes[outcome.reply.map { $0.error?.code.rawValue ?? "ok" } ?? "no reply", default: 0] += 1
+            }
+            #expect(outcomes.count == clients * requestsPerClient)
+            #expect(Set(codes.keys).isSubset(of: ["validation_failed", "rate_limited"]), "\(codes)")
+            #expect(codes["validation_failed", default: 0] > 0 && codes["rate_limited", default: 0] > 0, "\(codes)")
+            let limited = outcomes.compactMap { $0.reply?.error }.first { $0.code == .rateLimited }
+            #expect(limited?.details["retryAfterMs"]?.integerValue ?? 0 > 0)
+
+            // The small client was served throughout, in reasonable time (the bounds
+            // allow for the flood's low priority when other suites share the cores).
+            #expect(failures.isEmpty, "\(failures)")
+            #expect(latencies.count >= 3, "only \(latencies.count) small calls were served")
+            let sorted = latencies.sorted()
+            let median = sorted.isEmpty ? .zero : sorted[sorted.count / 2], slowest = sorted.last ?? .zero
+            #expect(median < .seconds(1), "median small call: \(median.wholeMilliseconds) ms")
+            #expect(slowest < .seconds(5), "slowest small call: \(slowest.wholeMilliseconds) ms")
+
+            // VmHWM: the peak over the whole run, not a sample.
+            let gatewayMemory = try #require(gateway.memory)
+            let authMemory = try #require(auth.memory)
+            #expect(gatewayMemory.peakResident < Self.limit, "gateway peak RSS \(gatewayMemory.peakResident >> 20) MiB")
+            #expect(authMemory.peakResident < Self.limit, "auth peak RSS \(authMemory.peakResident >> 20) MiB")
+            print(
+                "pipelining \(clients) x \(requestsPerClient) x 1 MB: \(codes); gateway peak \(gatewayMemory.peakResident >> 20) MiB, "
+                    + "auth peak \(authMemory.peakResident >> 20) MiB; \(latencies.count) small calls, median \(median.wholeMilliseconds) ms, slowest \(slowest.wholeMilliseconds) ms")
+        }
+    }
+}
