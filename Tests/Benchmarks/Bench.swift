@@ -94,7 +94,7 @@ struct PlatformBench: AsyncParsableCommand {
         if let a64 = results["(a)64"], let b64 = results["(b)64"], let a1 = results["(a)1"], let b1 = results["(b)1"] {
             let throughputRatio = b64.rate / a64.rate
             let latencyRatio = b1.p50 / a1.p50
-            print(String(format: "(b)/(a) throughput at 64 in flight: %.0f%% (target at least 30%%) %@", throughputRatio * 100, throughputRatio >= 0.3 ? "PASS" : "FAIL"))
+            print(String(format: "(b)/(a) throughput at 64 in flight: %.0f%% (target at least 40%%) %@", throughputRatio * 100, throughputRatio >= 0.4 ? "PASS" : "FAIL"))
             print(String(format: "(b)/(a) p50 at 1 in flight: %.2fx (target at most 1.5x) %@", latencyRatio, latencyRatio <= 1.5 ? "PASS" : "FAIL"))
         }
     }

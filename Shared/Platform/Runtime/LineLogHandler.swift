@@ -81,6 +81,22 @@ final class LogClock: Sendable {
         let digits = String(millis)
         return prefix + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
+
+    /// ``timestamp()`` appended as bytes.
+    func writeTimestamp(to bytes: inout [UInt8]) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let second = now.tv_sec
+        let millis = Int(now.tv_nsec / 1_000_000)
+        let prefix = cache.withLock { cache -> String in
+            if cache.second != second {
+                cache = (second, String(Instant.format(epochMilliseconds: Int64(second) * 1000).dropLast(5)))
+            }
+            return cache.prefix
+        }
+        bytes.append(contentsOf: prefix.utf8)
+        bytes.append(contentsOf: [UInt8(ascii: "."), UInt8(48 + millis / 100), UInt8(48 + millis / 10 % 10), UInt8(48 + millis % 10), UInt8(ascii: "Z")])
+    }
 }
 
 /// The process's buffered standard error.
@@ -107,6 +123,15 @@ final class LogSink: Sendable {
             return buffer.count
         }
         if immediately || size > 256 * 1024 { flush() }
+    }
+
+    /// Appends a line already made of bytes (request lines, ``RequestLog``).
+    func write(_ line: [UInt8]) {
+        let size = buffer.withLock { buffer in
+            buffer.append(contentsOf: line)
+            return buffer.count
+        }
+        if size > 256 * 1024 { flush() }
     }
 
     func flush() {

@@ -23,6 +23,7 @@ public enum ProcessSetup {
     public static func start(label: String, configuration: PlatformConfiguration) -> Logger {
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in LineLogHandler(label: label, level: level) }
+        RequestLog.directLines.store(true, ordering: .relaxed)
         var logger = Logger(label: label)
         logger.logLevel = level
         if configuration.stopWithParent { watchParent() }

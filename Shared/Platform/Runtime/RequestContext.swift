@@ -21,8 +21,15 @@ public struct RequestContext: Sendable {
     public let data: JSONValue
     /// The client's network address, when the request came through the gateway.
     public let clientAddress: String?
-    /// The request's logger, with its id and op as metadata.
-    public let logger: Logger
+    /// The request's logger, with its id and op as metadata (made when asked for: most
+    /// requests log nothing but their one request line).
+    public var logger: Logger {
+        var logger = serviceLogger
+        logger[metadataKey: "id"] = "\(RequestLog.sanitized(requestID))"
+        logger[metadataKey: "op"] = "\(op)"
+        return logger
+    }
+    private let serviceLogger: Logger
     let pool: DatabasePool?
     let batcher: WriteBatcher?
 
@@ -40,7 +47,7 @@ public struct RequestContext: Sendable {
         self.receivedAt = receivedAt
         self.data = data
         self.clientAddress = clientAddress
-        self.logger = logger
+        self.serviceLogger = logger
         self.pool = database
         self.batcher = batcher ?? database.map { WriteBatcher(pool: $0) }
     }

@@ -74,13 +74,10 @@ public final class RequestDispatcher: Sendable {
         }
         let problems = operation.request.validate(request.data)
         guard problems.isEmpty else { throw .validationFailed(problems) }
-        var requestLogger = logger
-        requestLogger[metadataKey: "id"] = "\(RequestLog.sanitized(request.id))"
-        requestLogger[metadataKey: "op"] = "\(request.op)"
         let hash = request.idem == nil ? "" : request.requestHash
         let context = RequestContext(
             requestID: request.id, op: request.op, principal: principal, idempotencyKey: request.idem, requestHash: hash,
-            receivedAt: receivedAt, data: request.data, clientAddress: client, logger: requestLogger, database: pool,
+            receivedAt: receivedAt, data: request.data, clientAddress: client, logger: logger, database: pool,
             batcher: batcher)
         return Prepared(operation: operation, context: context, data: request.data)
     }

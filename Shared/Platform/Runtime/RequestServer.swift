@@ -281,7 +281,6 @@ public final class RequestServer: Service, Sendable {
     }
 
     private func log(id: String?, op: String?, started: ContinuousClock.Instant, outcome: String) {
-        guard logger.logLevel <= .info else { return }
-        logger.info(RequestLog.line(id: id, op: op, started: started, outcome: outcome))
+        RequestLog.record(logger, label: dispatcher.service, id: id, op: op, started: started, outcome: outcome)
     }
 }
