@@ -69,3 +69,20 @@ struct BookingAdmissionTests {
         #expect(BookingStatus.holdingSQL == "('booked', 'attended', 'no_show')")
     }
 }
+
+@Suite("Booking replies")
+struct BookingReplyTests {
+    @Test("a booking writes the same bytes as its JSON tree, with and without optional fields")
+    func writesLikeTheTree() throws {
+        var booking = BookingView(
+            id: "bkg_1", userId: "u\"1", cable: "reverse-1", date: "2026-11-23", localStart: "10:00", localEnd: "10:30",
+            start: "2026-11-23T07:00:00.000Z", end: "2026-11-23T07:30:00.000Z", status: "booked", paidWith: "session",
+            price: Money(minor: -2_500, currency: "BYN"), sanction: nil, freeCancellationUntil: "2026-11-23T05:00:00.000Z",
+            createdAt: "2026-11-22T10:00:00.000Z", cancelledAt: nil)
+        #expect(try WireJSON.encode(booking) == booking.json.serialized)
+        booking.sanction = "forfeit"
+        booking.cancelledAt = "2026-11-23T06:00:00.000Z"
+        #expect(try WireJSON.encode(booking) == booking.json.serialized)
+        #expect(try WireJSON.encode(booking.price) == booking.price.json.serialized)
+    }
+}

@@ -122,6 +122,11 @@ public enum WireJSON {
     /// Encodes a value as compact JSON with sorted keys (stable bytes for hashing and tests).
     public static func encode(_ value: some Encodable) throws -> Data {
         if let raw = value as? RawJSON { return raw.bytes }
+        if let writable = value as? any JSONWritable {
+            var output: [UInt8] = []
+            writable.writeJSON(to: &output)
+            return Data(output)
+        }
         return try JSONValueEncoder().encode(value).serialized
     }
 

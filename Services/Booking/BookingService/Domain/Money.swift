@@ -2,7 +2,7 @@ import Platform
 
 /// An amount of money in integer minor units with its ISO 4217 currency (CONTRACT.md,
 /// "Values"): no floating point anywhere money is stored or computed.
-public struct Money: Codable, Sendable, Hashable, CustomStringConvertible {
+public struct Money: Codable, Sendable, Hashable, CustomStringConvertible, JSONWritable {
     /// Minor units (kopecks, cents).
     public var minor: Int64
     /// ISO 4217 code, e.g. `BYN`.
@@ -28,6 +28,14 @@ public struct Money: Codable, Sendable, Hashable, CustomStringConvertible {
 
     /// `{"minor": ..., "currency": ...}`.
     public var json: JSONValue { ["minor": .integer(minor), "currency": .string(currency)] }
+
+    /// `{"currency":...,"minor":...}`, as ``json`` serializes.
+    public func writeJSON(to output: inout [UInt8]) {
+        var object = JSONObjectWriter(capacity: 40)
+        object.field("currency", currency)
+        object.field("minor", minor)
+        object.finish(into: &output)
+    }
 
     /// The schema of a money value.
     public static let schema = JSONSchema.object(

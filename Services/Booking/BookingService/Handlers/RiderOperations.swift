@@ -216,6 +216,9 @@ struct RiderOperations: Sendable {
         var end: String
         /// Bookings that overlap the slot start after this (no slot is longer than 4 hours).
         var earliestOverlapping: String
+        /// Every instant of the slot's local date lies in this UTC window (offsets run from
+        /// -12 to +14 hours), which bounds the scan of the rider's bookings that day.
+        var dayWindow: (from: String, to: String)
         var freeCancellationUntil: String
         var createdAt: String
         var id: String
@@ -238,6 +241,8 @@ struct RiderOperations: Sendable {
             start = Instant.format(slot.start)
             end = Instant.format(slot.end)
             earliestOverlapping = Instant.format(slot.start.addingTimeInterval(-4 * 3_600))
+            let midnight = slot.date.dayNumber * 86_400_000
+            dayWindow = (Instant.format(epochMilliseconds: midnight - 14 * 3_600_000), Instant.format(epochMilliseconds: midnight + 36 * 3_600_000))
             freeCancellationUntil = Instant.format(slot.start.addingTimeInterval(-TimeInterval(park.policy.freeCancellationSeconds)))
             createdAt = Instant.format(now)
             self.id = id ?? RecordID.make(prefix: "bkg", at: now)
@@ -278,8 +283,11 @@ struct RiderOperations: Sendable {
                 arguments: [cable, plan.earliestOverlapping, end, start]) ?? 0
             let ridersDay = try Row.fetchAll(
                 db.cachedStatement(
-                    sql: "SELECT start_at, end_at FROM booking WHERE user_id = ? AND local_date = ? AND status IN \(BookingStatus.holdingSQL)"),
-                arguments: [rider, plan.slot.date.description]
+                    sql: """
+                        SELECT start_at, end_at FROM booking
+                        WHERE user_id = ? AND start_at >= ? AND start_at < ? AND local_date = ? AND status IN \(BookingStatus.holdingSQL)
+                        """),
+                arguments: [rider, plan.dayWindow.from, plan.dayWindow.to, plan.slot.date.description]
             ).map { (start: Instant.parse($0[0]) ?? .distantPast, end: Instant.parse($0[1]) ?? .distantPast) }
             let pass = try Row.fetchOne(db.cachedStatement(sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?"), arguments: [rider])
             let facts = BookingAdmission.Facts(

@@ -1,0 +1,56 @@
+import Foundation
+
+/// A value that writes its own JSON text: the hottest replies (a booking, say) skip the
+/// tree that ``JSONValueEncoder`` builds and go straight to bytes.
+///
+/// The text must be what the value's `Encodable` conformance gives, keys sorted; a test of
+/// each conforming type compares the two.
+public protocol JSONWritable: Encodable {
+    /// Appends the value's compact JSON text, keys sorted.
+    func writeJSON(to output: inout [UInt8])
+}
+
+/// Writes the members of one JSON object in the order given (callers give them sorted).
+public struct JSONObjectWriter {
+    private var output: [UInt8]
+    private var first = true
+
+    /// Starts an object.
+    public init(capacity: Int = 256) {
+        output = []
+        output.reserveCapacity(capacity)
+        output.append(UInt8(ascii: "{"))
+    }
+
+    private mutating func key(_ name: StaticString) {
+        if !first { output.append(UInt8(ascii: ",")) }
+        first = false
+        output.append(UInt8(ascii: "\""))
+        output.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+    }
+
+    /// A string member; `nil` is written as `null`.
+    public mutating func field(_ name: StaticString, _ value: String?) {
+        key(name)
+        if let value { JSONValue.writeString(value, to: &output) } else { output.append(contentsOf: "null".utf8) }
+    }
+
+    /// An integer member.
+    public mutating func field(_ name: StaticString, _ value: Int64) {
+        key(name)
+        JSONValue.writeInteger(value, to: &output)
+    }
+
+    /// A member whose value writes itself.
+    public mutating func field(_ name: StaticString, _ value: some JSONWritable) {
+        key(name)
+        value.writeJSON(to: &output)
+    }
+
+    /// Closes the object and appends it to `target`.
+    public consuming func finish(into target: inout [UInt8]) {
+        output.append(UInt8(ascii: "}"))
+        target.append(contentsOf: output)
+    }
+}
