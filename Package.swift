@@ -38,7 +38,7 @@ var targets: [Target] = [
         dependencies: ["ZeroMQ", "COpenSSL", "CCurl", "CBackendSystem", grdb, logging, lifecycle, argumentParser],
         path: "Shared/Platform"),
     .target(
-        name: "SharedTesting", dependencies: ["Platform", "ZeroMQ", "GatewayService", grdb],
+        name: "SharedTesting", dependencies: ["Platform", "ZeroMQ", "GatewayService", grdb, logging, lifecycle],
         path: "Shared/SharedTesting"),
 
     // Gateway, stack runner and operator CLI.

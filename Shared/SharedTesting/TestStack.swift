@@ -15,8 +15,9 @@ public final class TestStack: Sendable {
     public let configuration: PlatformConfiguration
     /// The temporary data folder.
     public let directory: TemporaryDirectory
-    /// A client connected to the gateway.
-    public let client: ServiceClient
+    /// A client connected to the gateway; every successful reply is checked against its
+    /// operation's declared response schema.
+    public let client: SchemaCheckedClient
     private let processes: Mutex<[String: ChildProcess]>
 
     /// Creates the configuration and folder; starts nothing.
@@ -35,7 +36,7 @@ public final class TestStack: Sendable {
         configuration.requestDeadlineMs = 1_500
         self.configuration = configuration
         self.extraEnvironment = extraEnvironment
-        client = ServiceClient(endpoint: configuration.gatewayEndpoint, name: "test")
+        client = SchemaCheckedClient(ServiceClient(endpoint: configuration.gatewayEndpoint, name: "test"))
         processes = Mutex([:])
     }
 

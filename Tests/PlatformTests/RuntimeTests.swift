@@ -140,7 +140,38 @@ struct RuntimeTests {
         #expect(put["request"]?["required"] == ["key", "value"])
         #expect(operations.first { $0["op"] == "test.events.replay" }?["auth"] == "internal")
         #expect(reply.data?["events"]?.objectValue == nil)
-        #expect(reply.data?["events"] == [["type": "test.item.put", "summary": "An item was stored.", "data": [:]]])
+        #expect(reply.data?["events"]?[0]?["type"] == "test.item.put")
+        #expect(reply.data?["events"]?[0]?["data"]?["required"] == ["key", "value"])
+        await service.stop()
+    }
+
+    @Test("every declared schema reads back from describe and validates as declared")
+    func schemasReadBack() throws {
+        for operation in TestService.definition().operations {
+            let readBack = try #require(JSONSchema(json: operation.response.jsonValue), "\(operation.name)")
+            #expect(readBack.jsonValue == operation.response.jsonValue, "\(operation.name)")
+            let request = try #require(JSONSchema(json: operation.request.jsonValue), "\(operation.name)")
+            #expect(request.jsonValue == operation.request.jsonValue, "\(operation.name)")
+        }
+        let nullable = JSONSchema.object(["a": JSONSchema.string(format: .date).nullable().described("x")], required: ["a"])
+        #expect(JSONSchema(json: nullable.jsonValue)?.validate(["a": nil]) == [:])
+        #expect(JSONSchema(json: nullable.jsonValue)?.validate(["a": "2026-13-01"]).isEmpty == false)
+    }
+
+    @Test("a reply that breaks its declared response schema fails the call in tests")
+    func replySchemaIsChecked() async throws {
+        let directory = try TemporaryDirectory()
+        let definition = ServiceDefinition(
+            name: "drift", summary: "A service whose reply drifted from its schema.", durability: .normal,
+            operations: [
+                .inline("drift.value", summary: "Says it answers an integer, answers a string.", response: .object(["n": .integer()], required: ["n"])) {
+                    (_, _: Empty) -> JSONValue in ["n": "seven"]
+                }
+            ])
+        let service = try await InProcessService(definition, configuration: .forTests(directory: directory, services: ["drift"]))
+        await #expect(throws: ReplySchemaMismatch.self) { try await service.client.call("drift.value", idempotent: true) }
+        // The raw client underneath still gets the reply as it is.
+        #expect(try await service.client.client.call("drift.value", idempotent: true).data?["n"] == "seven")
         await service.stop()
     }
 

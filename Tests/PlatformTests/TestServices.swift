@@ -67,7 +67,11 @@ enum TestService {
                     (_, _: Empty, _) in "secret"
                 },
             ],
-            events: [EventDescription("\(name).item.put", summary: "An item was stored.", data: .any)],
+            events: [
+                EventDescription(
+                    "\(name).item.put", summary: "An item was stored.",
+                    data: .object(["key": .string(minLength: 1, maxLength: 50), "value": .integer()], required: ["key", "value"]))
+            ],
             migrations: { migrator in
                 migrator.registerMigration("\(name)-1") { db in
                     try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, key TEXT NOT NULL, value INTEGER NOT NULL)")
@@ -80,7 +84,7 @@ enum TestService {
         ServiceDefinition(
             name: "sink", summary: "Applies events.", durability: .normal,
             operations: [
-                .read("sink.applied", summary: "Applied seqs in order.", auth: .public, request: .empty, response: .any) {
+                .read("sink.applied", summary: "Applied seqs in order.", auth: .public, request: .empty, response: .array(of: .integer(minimum: 1), maxItems: 1_000_000)) {
                     (_, _: Empty, db: Database) in try Int64.fetchAll(db, sql: "SELECT source_seq FROM applied ORDER BY id")
                 }
             ],
@@ -97,55 +101,3 @@ enum TestService {
     }
 }
 
-/// Accepts tokens of the form `user:<id>:<role>,<role>` (tests only).
-struct TestTokenVerifier: TokenVerifier {
-    func verify(_ token: String) throws(ServiceError) -> Principal {
-        let parts = token.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3, parts[0] == "user" else { throw .unauthenticated("malformed token") }
-        return Principal(userID: parts[1], roles: Set(parts[2].split(separator: ",").map(String.init)), sessionID: "s")
-    }
-}
-
-/// A service running inside the test process over real sockets and a real SQLite file.
-final class InProcessService: Sendable {
-    let runtime: ServiceRuntime
-    let group: ServiceGroup
-    let task: Task<Void, any Error>
-    let client: ServiceClient
-    let endpoint: String
-
-    init(
-        _ definition: ServiceDefinition, configuration: PlatformConfiguration, verifier: any TokenVerifier = TestTokenVerifier(),
-        catchUpInterval: Duration = .seconds(5)
-    ) async throws {
-        var logger = Logger(label: definition.name)
-        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG"] == nil ? .warning : .info
-        runtime = try ServiceRuntime(
-            definition: definition, configuration: configuration, logger: logger, verifier: verifier, catchUpInterval: catchUpInterval)
-        group = runtime.makeGroup()
-        let group = self.group
-        task = Task { try await group.run() }
-        endpoint = try configuration.endpoint(of: definition.name)
-        _ = await runtime.server.waitUntilBound()
-        client = ServiceClient(endpoint: endpoint, name: "test")
-    }
-
-    func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = try? await task.value
-        await client.close()
-    }
-}
-
-extension PlatformConfiguration {
-    /// Loopback endpoints on free ports and a data folder, for in-process tests.
-    static func forTests(directory: TemporaryDirectory, services: [String]) -> PlatformConfiguration {
-        var configuration = PlatformConfiguration()
-        configuration.busInEndpoint = TestEnvironment.freeEndpoint()
-        configuration.busOutEndpoint = TestEnvironment.freeEndpoint()
-        for service in services { configuration.serviceEndpoints[service] = TestEnvironment.freeEndpoint() }
-        configuration.dataDirectory = directory.path
-        configuration.requestDeadlineMs = 1_000
-        return configuration
-    }
-}

@@ -22,7 +22,7 @@ enum BuiltinOperations {
     static let eventSchema = JSONSchema.object(
         [
             "source": .string(), "seq": .integer(minimum: 1), "type": .string(), "at": .string(format: .dateTime),
-            "data": .any,
+            "data": JSONSchema.object([:], additional: .any).described("as `describe` declares for the event's type"),
         ], required: ["source", "seq", "type", "at", "data"])
 
     static func health(service: String, startedAt: ContinuousClock.Instant) -> ServiceOperation {
@@ -55,11 +55,22 @@ enum BuiltinOperations {
         }
     }
 
+    /// A JSON Schema document (draft 2020-12), as `describe` shows each one.
+    static let schemaDocument = JSONSchema.object([:], additional: .any).described("a JSON Schema (draft 2020-12)")
+
     static let describeSummary = "Every operation with its schemas and auth rule, and every event type."
     static let describeSchema = JSONSchema.object(
         [
-            "service": .string(), "summary": .string(), "version": .string(), "operations": .array(of: .any),
-            "events": .array(of: .any),
+            "service": .string(), "summary": .string(), "version": .string(),
+            "operations": .array(
+                of: .object(
+                    [
+                        "op": .string(), "summary": .string(maxLength: 10_000), "auth": .string(), "mode": .oneOf(["inline", "read", "write", "task"]),
+                        "request": schemaDocument, "response": schemaDocument,
+                    ], required: ["op", "summary", "auth", "mode", "request", "response"]), maxItems: 1_000),
+            "events": .array(
+                of: .object(["type": .string(), "summary": .string(maxLength: 10_000), "data": schemaDocument], required: ["type", "summary", "data"]),
+                maxItems: 1_000),
         ], required: ["service", "summary", "version", "operations", "events"])
 
     /// `describe`: the document is computed once, since operations do not change while

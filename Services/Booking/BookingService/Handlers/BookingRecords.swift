@@ -105,16 +105,25 @@ struct BookingView: Codable, Sendable, Equatable, JSONWritable {
         try Row.fetchOne(db, sql: "SELECT * FROM booking WHERE id = ?", arguments: [id]).map(BookingView.init(row:))
     }
 
-    static let schema = JSONSchema.object(
-        [
-            "id": .string(), "userId": .string(), "cable": .string(), "date": .string(format: .date), "localStart": .string(format: .time),
-            "localEnd": .string(format: .time), "start": .string(format: .dateTime), "end": .string(format: .dateTime),
-            "status": .oneOf(["booked", "cancelled", "late_cancelled", "attended", "no_show", "cancelled_by_park"]),
-            "paidWith": .oneOf(["session", "balance"]), "price": Money.schema,
-            "sanction": JSONSchema.oneOf(["forfeit", "none", "waived"]).nullable(),
-            "freeCancellationUntil": .string(format: .dateTime).described("cancelling strictly before this instant is free"),
-            "createdAt": .string(format: .dateTime), "cancelledAt": JSONSchema.string(format: .dateTime).nullable(),
-        ], required: ["id", "cable", "date", "start", "end", "status", "price"])
+    static let schema = JSONSchema.object(properties, required: required)
+
+    /// A booking as staff see it: with the rider's name and phone (from auth).
+    static let staffSchema = JSONSchema.object(
+        properties.merging([
+            "rider": .object(["name": .string(), "phone": JSONSchema.string(format: .e164).nullable()], required: ["name"])
+        ]) { _, new in new }, required: required + ["rider"])
+
+    private static let required = ["id", "userId", "cable", "date", "localStart", "localEnd", "start", "end", "status", "paidWith", "price", "freeCancellationUntil", "createdAt"]
+
+    private static let properties: [String: JSONSchema] = [
+        "id": .string(), "userId": .string(), "cable": .string(), "date": .string(format: .date), "localStart": .string(format: .time),
+        "localEnd": .string(format: .time), "start": .string(format: .dateTime), "end": .string(format: .dateTime),
+        "status": .oneOf(BookingStatus.allCases.map(\.rawValue)),
+        "paidWith": .oneOf(["session", "balance"]), "price": Money.schema,
+        "sanction": JSONSchema.oneOf(["forfeit", "none", "waived"]).nullable(),
+        "freeCancellationUntil": .string(format: .dateTime).described("cancelling strictly before this instant is free"),
+        "createdAt": .string(format: .dateTime), "cancelledAt": JSONSchema.string(format: .dateTime).nullable(),
+    ]
 
     /// The event payload of a booking.
     var eventData: JSONValue {
