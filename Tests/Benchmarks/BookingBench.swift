@@ -65,10 +65,19 @@ struct BookingBench: AsyncParsableCommand {
         // (1) booking.slots for a day at 64 in flight, through the gateway.
         let tomorrow = Self.date(daysFromNow: 1)
         let slotsBody = Data(#"{"id":"s","op":"booking.slots","data":{"date":"\#(tomorrow)"}}"#.utf8)
+        let processByName = Dictionary(uniqueKeysWithValues: zip(["auth", "booking", "gateway"], processes))
+        let slotsCPUBefore = processByName.mapValues { cpuSeconds(pid: $0.pid) }
+        let slotsSelfBefore = cpuSeconds(pid: getpid())
         let slots = try await LoadGenerator.run(
             endpoint: configuration.gatewayEndpoint, body: slotsBody, expected: Data(#""ok":true"#.utf8), inFlight: 64, warmup: 1, seconds: seconds)
+        let slotsPerRequest = { (seconds: Double) in seconds / (slots.rate * (self.seconds + 1)) * 1e6 }
         report(String(format: "booking.slots (48 times x 2 cables, about 7 KB), 64 in flight: %.0f req/s, p50 %.2f ms, p99 %.2f ms (target p99 under 3 ms) %@",
             slots.rate, slots.p50 / 1000, slots.p99 / 1000, slots.p99 < 3_000 ? "PASS" : "FAIL"))
+        report(String(
+            format: "  CPU per request: booking %.0f µs, gateway %.0f µs, load driver %.0f µs",
+            slotsPerRequest(cpuSeconds(pid: processByName["booking"]?.pid ?? 0) - (slotsCPUBefore["booking"] ?? 0)),
+            slotsPerRequest(cpuSeconds(pid: processByName["gateway"]?.pid ?? 0) - (slotsCPUBefore["gateway"] ?? 0)),
+            slotsPerRequest(cpuSeconds(pid: getpid()) - slotsSelfBefore)))
 
         // (2) booking.create on distinct slots, synchronous=FULL, against SQLite's own
         // durable one-commit-per-write rate on the same disk. Ten-minute slots give enough
@@ -91,7 +100,6 @@ struct BookingBench: AsyncParsableCommand {
         let reference = try SQLiteReference.measure(directory: directory.url, seconds: seconds)
         report(String(format: "SQLite reference: one small row per transaction, WAL, synchronous=FULL, same disk: %.0f commits/s", reference))
         let tokens = riders
-        let processByName = Dictionary(uniqueKeysWithValues: zip(["auth", "booking", "gateway"], processes))
         var offset = 0
         for inFlight in [64, 1] {
             let first = offset

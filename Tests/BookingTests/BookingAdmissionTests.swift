@@ -84,5 +84,6 @@ struct BookingReplyTests {
         booking.cancelledAt = "2026-11-23T06:00:00.000Z"
         #expect(try WireJSON.encode(booking) == booking.json.serialized)
         #expect(try WireJSON.encode(booking.price) == booking.price.json.serialized)
+        #expect(booking.eventBytes.bytes == booking.eventData.serialized)
     }
 }

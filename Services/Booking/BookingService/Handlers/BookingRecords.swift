@@ -126,6 +126,22 @@ struct BookingView: Codable, Sendable, Equatable, JSONWritable {
     ]
 
     /// The event payload of a booking.
+    /// The event payload of a booking as bytes (the same members as ``eventData``, sorted).
+    var eventBytes: RawJSON {
+        var object = JSONObjectWriter(capacity: 320)
+        object.field("bookingId", id)
+        object.field("cable", cable)
+        object.field("date", date)
+        object.field("end", end)
+        object.field("localStart", localStart)
+        object.field("start", start)
+        object.field("status", status)
+        object.field("userId", userId)
+        var output: [UInt8] = []
+        object.finish(into: &output)
+        return RawJSON(Data(output))
+    }
+
     var eventData: JSONValue {
         [
             "bookingId": .string(id), "userId": .string(userId), "cable": .string(cable), "start": .string(start), "end": .string(end),
@@ -140,9 +156,12 @@ enum PassLedger {
     /// CHECK constraints keep both amounts from going negative.
     static func post(
         _ db: Database, user: String, kind: String, sessions: Int64, amount: Int64, booking: String? = nil, payment: String? = nil,
-        at: String = Instant.format(Date())
+        at: String = Instant.format(Date()), passExists: Bool = false
     ) throws {
-        try db.cachedStatement(sql: "INSERT OR IGNORE INTO pass (user_id) VALUES (?)").execute(arguments: [user])
+        // A caller that has just read the pass knows it exists and saves a statement.
+        if !passExists {
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO pass (user_id) VALUES (?)").execute(arguments: [user])
+        }
         try db.cachedStatement(sql: "UPDATE pass SET sessions = sessions + ?, balance_minor = balance_minor + ? WHERE user_id = ?")
             .execute(arguments: [sessions, amount, user])
         try db.cachedStatement(

@@ -328,8 +328,8 @@ struct RiderOperations: Sendable {
             ])
             try PassLedger.post(
                 db, user: rider, kind: "booking", sessions: paidWith == .session ? -1 : 0,
-                amount: paidWith == .balance ? -park.price.minor : 0, booking: booking.id, at: plan.createdAt)
-            try Outbox.append(db, type: "booking.created", data: booking.eventData, at: plan.now)
+                amount: paidWith == .balance ? -park.price.minor : 0, booking: booking.id, at: plan.createdAt, passExists: pass != nil)
+            try Outbox.append(db, type: "booking.created", data: booking.eventBytes, at: plan.now)
             state.changed(db)
             return booking
         }
