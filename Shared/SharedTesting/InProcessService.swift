@@ -28,8 +28,11 @@ public final class InProcessService: Sendable {
     public let endpoint: String
 
     /// Opens the database, starts the service and waits until its socket is bound.
+    ///
+    /// - Parameter verifier: test tokens by default; `nil` gives the service the verifier it
+    ///   runs with in production (auth's keys from `auth.keys`, revocations by event).
     public init(
-        _ definition: ServiceDefinition, configuration: PlatformConfiguration, verifier: any TokenVerifier = TestTokenVerifier(),
+        _ definition: ServiceDefinition, configuration: PlatformConfiguration, verifier: (any TokenVerifier)? = TestTokenVerifier(),
         catchUpInterval: Duration = .seconds(5)
     ) async throws {
         var logger = Logger(label: definition.name)

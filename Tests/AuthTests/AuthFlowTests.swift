@@ -340,9 +340,8 @@ struct CrossServiceTokenTests {
     @Test("a service verifies tokens with auth.keys and refuses a session after logout")
     func verificationAndRevocation() async throws {
         try await AuthFlowTests.withAuth { stack in
-            var logger = Logger(label: "stats")
-            logger.logLevel = .warning
-            // A stand-in for any service with a signed-in operation, run in process.
+            // A stand-in for any service with a signed-in operation, run in process with the
+            // verifier every service has: auth's keys from auth.keys, revocations by event.
             let probe = ServiceDefinition(
                 name: "stats", summary: "probe", durability: .normal,
                 operations: [
@@ -350,11 +349,8 @@ struct CrossServiceTokenTests {
                         (context, _: Empty, _) in try context.requirePrincipal().userID
                     }
                 ])
-            let runtime = try ServiceRuntime(definition: probe, configuration: stack.configuration, logger: logger, catchUpInterval: .milliseconds(500))
-            let group = runtime.makeGroup()
-            let running = Task { try await group.run() }
-            _ = await runtime.server.waitUntilBound()
-            let client = ServiceClient(endpoint: stack.configuration.serviceEndpoints["stats"]!)
+            let service = try await InProcessService(probe, configuration: stack.configuration, verifier: nil, catchUpInterval: .milliseconds(500))
+            let client = service.client
 
             let tokens = try await AuthFlowTests.register(stack, "probe@example.com")
             let token = try AuthFlowTests.token(tokens)
@@ -377,9 +373,7 @@ struct CrossServiceTokenTests {
             }
             #expect(refused, "the revoked session's token was still accepted")
 
-            await client.close()
-            await group.triggerGracefulShutdown()
-            _ = try? await running.value
+            await service.stop()
         }
     }
 }
