@@ -116,8 +116,9 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
 /// The JSON coders of the wire: one configuration for the whole system.
 ///
 /// Text is read by ``JSONParser`` and written by ``JSONValue/serialized``; typed values go
-/// through ``JSONValueDecoder`` and ``JSONValueEncoder`` over the parsed tree (`bench json`
-/// measured them against Foundation's coders: README, "Benchmarks").
+/// through ``JSONValueDecoder`` and ``JSONValueEncoder`` over the parsed tree, or write
+/// themselves (``JSONWritable``). `bench json` measured each against Foundation's coders
+/// and the faster one is used (README, "Benchmarks").
 public enum WireJSON {
     /// Encodes a value as compact JSON with sorted keys (stable bytes for hashing and tests).
     public static func encode(_ value: some Encodable) throws -> Data {
@@ -130,9 +131,11 @@ public enum WireJSON {
         return try JSONValueEncoder().encode(value).serialized
     }
 
-    /// Decodes a value from JSON bytes.
+    /// Decodes a typed value from JSON bytes (a stored reply read back for a retry). From
+    /// bytes straight to a type, Foundation's decoder is the faster of the two (`bench json`);
+    /// requests, which are parsed into a tree anyway, use ``JSONValueDecoder``.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try JSONValueDecoder().decode(type, from: JSONParser.parse(data))
+        try JSONDecoder().decode(type, from: data)
     }
 
     /// Converts an encodable value to a ``JSONValue`` tree.
