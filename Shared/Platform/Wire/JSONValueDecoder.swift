@@ -70,15 +70,6 @@ private func mismatch(_ expected: Any.Type, _ value: JSONValue, _ path: [any Cod
     return DecodingError.typeMismatch(expected, .init(codingPath: path, debugDescription: "must be \(what), not \(value.typeName)"))
 }
 
-/// An index into an array, as a coding key.
-private struct IndexKey: CodingKey {
-    let intValue: Int?
-    var stringValue: String { "\(intValue ?? 0)" }
-    init(_ index: Int) { intValue = index }
-    init?(stringValue: String) { nil }
-    init?(intValue: Int) { self.intValue = intValue }
-}
-
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let members: [String: JSONValue]
     let codingPath: [any CodingKey]
@@ -186,10 +177,10 @@ private struct UnkeyedContainer: UnkeyedDecodingContainer {
     private mutating func next<T>(_ type: T.Type) throws -> JSONValueDecoding {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(
-                type, .init(codingPath: codingPath + [IndexKey(currentIndex)], debugDescription: "the array has no more elements"))
+                type, .init(codingPath: codingPath + [JSONIndexKey(currentIndex)], debugDescription: "the array has no more elements"))
         }
         defer { currentIndex += 1 }
-        return JSONValueDecoding(value: elements[currentIndex], codingPath: codingPath + [IndexKey(currentIndex)])
+        return JSONValueDecoding(value: elements[currentIndex], codingPath: codingPath + [JSONIndexKey(currentIndex)])
     }
 
     mutating func decodeNil() throws -> Bool {
@@ -276,4 +267,13 @@ private struct SingleValueContainer: SingleValueDecodingContainer {
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try JSONValueDecoding(value: value, codingPath: codingPath).unbox(type)
     }
+}
+
+/// An index into an array, as a coding key (the coding paths of both tree coders).
+struct JSONIndexKey: CodingKey {
+    let intValue: Int?
+    var stringValue: String { "\(intValue ?? 0)" }
+    init(_ index: Int) { intValue = index }
+    init?(stringValue: String) { nil }
+    init?(intValue: Int) { self.intValue = intValue }
 }

@@ -132,14 +132,6 @@ private final class JSONValueEncoding: Encoder {
     }
 }
 
-private struct IndexKey: CodingKey {
-    let intValue: Int?
-    var stringValue: String { "\(intValue ?? 0)" }
-    init(_ index: Int) { intValue = index }
-    init?(stringValue: String) { nil }
-    init?(intValue: Int) { self.intValue = intValue }
-}
-
 private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let object: ObjectNode
     let codingPath: [any CodingKey]
@@ -209,7 +201,7 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     let codingPath: [any CodingKey]
     var count: Int { array.elements.count }
 
-    private var nextPath: [any CodingKey] { codingPath + [IndexKey(array.elements.count)] }
+    private var nextPath: [any CodingKey] { codingPath + [JSONIndexKey(array.elements.count)] }
 
     func encodeNil() { array.elements.append(.leaf(.null)) }
     func encode(_ value: Bool) { array.elements.append(.leaf(.bool(value))) }
