@@ -252,9 +252,8 @@ struct AuthFlowTests {
 
             // Internal: refused through the gateway, accepted at auth's own endpoint.
             #expect(try await stack.client.call("auth.internal.admin.grant", data: ["email": "root@example.com"]).error?.code == .forbidden)
-            let direct = ServiceClient(endpoint: stack.configuration.serviceEndpoints["auth"]!)
+            let direct = try stack.directClient("auth")
             #expect(try await direct.call("auth.internal.admin.grant", data: ["email": "root@example.com"]).data?["roles"] == ["admin", "recipient", "sponsor"])
-            await direct.close()
 
             let admin = try #require(
                 try await stack.client.call("auth.login", data: ["email": "root@example.com", "password": "secret-pass-1"]).data)
@@ -303,7 +302,7 @@ struct AuthFlowTests {
             #expect(principal.userID == tokens["user"]?["id"]?.stringValue)
 
             // Rotation: a new key signs, the old one still verifies; retired, it is refused.
-            let direct = ServiceClient(endpoint: stack.configuration.serviceEndpoints["auth"]!)
+            let direct = try stack.directClient("auth")
             let oldKey = try #require(published.keys.first)
             let rotated = try await direct.call("auth.internal.keys.rotate")
             let newKey = try #require(rotated.data?["kid"]?.stringValue)
@@ -315,7 +314,6 @@ struct AuthFlowTests {
             #expect(try await stack.client.call("auth.profile.get", token: try Self.token(tokens), idempotent: true).error?.code == .unauthenticated)
             #expect(try await stack.client.call("auth.profile.get", token: try Self.token(fresh), idempotent: true).ok)
             #expect(try await direct.call("auth.internal.keys.retire", data: ["kid": .string(newKey)]).error?.code == .conflict)
-            await direct.close()
 
             let describe = try await stack.client.call("auth.describe", idempotent: true)
             guard case .array(let operations)? = describe.data?["operations"] else {
@@ -340,9 +338,8 @@ struct CrossServiceTokenTests {
     @Test("a service verifies tokens with auth.keys and refuses a session after logout")
     func verificationAndRevocation() async throws {
         try await AuthFlowTests.withAuth { stack in
-            var logger = Logger(label: "stats")
-            logger.logLevel = .warning
-            // A stand-in for any service with a signed-in operation, run in process.
+            // A stand-in for any service with a signed-in operation, run in process with the
+            // verifier every service has: auth's keys from auth.keys, revocations by event.
             let probe = ServiceDefinition(
                 name: "stats", summary: "probe", durability: .normal,
                 operations: [
@@ -350,17 +347,13 @@ struct CrossServiceTokenTests {
                         (context, _: Empty, _) in try context.requirePrincipal().userID
                     }
                 ])
-            let runtime = try ServiceRuntime(definition: probe, configuration: stack.configuration, logger: logger, catchUpInterval: .milliseconds(500))
-            let group = runtime.makeGroup()
-            let running = Task { try await group.run() }
-            _ = await runtime.server.waitUntilBound()
-            let client = ServiceClient(endpoint: stack.configuration.serviceEndpoints["stats"]!)
+            let service = try await InProcessService(probe, configuration: stack.configuration, verifier: nil, catchUpInterval: .milliseconds(500))
 
             let tokens = try await AuthFlowTests.register(stack, "probe@example.com")
             let token = try AuthFlowTests.token(tokens)
             var whoami: Reply.Parsed?
             for _ in 0..<100 {
-                whoami = try await client.call("stats.whoami", token: token, idempotent: true)
+                whoami = try await service.call("stats.whoami", as: .token(token), idempotent: true)
                 if whoami?.ok == true { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
@@ -369,7 +362,7 @@ struct CrossServiceTokenTests {
             #expect(try await stack.client.call("auth.logout", token: token).ok)
             var refused = false
             for _ in 0..<100 {
-                if try await client.call("stats.whoami", token: token, idempotent: true).error?.code == .unauthenticated {
+                if try await service.call("stats.whoami", as: .token(token), idempotent: true).error?.code == .unauthenticated {
                     refused = true
                     break
                 }
@@ -377,9 +370,7 @@ struct CrossServiceTokenTests {
             }
             #expect(refused, "the revoked session's token was still accepted")
 
-            await client.close()
-            await group.triggerGracefulShutdown()
-            _ = try? await running.value
+            await service.stop()
         }
     }
 }

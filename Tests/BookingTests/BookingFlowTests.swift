@@ -23,9 +23,8 @@ struct BookingFlowTests {
         static func with<T>(capacity: Int = 1, _ body: (Park) async throws -> T) async throws -> T {
             try await TestStack.with(services: ["auth", "booking"], extraEnvironment: BookingFlowTests.environment) { stack in
                 let admin = try await signUp(stack, "admin@park.example")
-                let direct = ServiceClient(endpoint: stack.configuration.serviceEndpoints["auth"]!)
+                let direct = try stack.directClient("auth")
                 _ = try await direct.call("auth.internal.admin.grant", data: ["email": "admin@park.example"])
-                await direct.close()
                 let adminToken = try #require(
                     try await stack.client.call("auth.login", data: ["email": "admin@park.example", "password": "secret-pass-1"]).data?["accessToken"]?.stringValue)
                 _ = admin

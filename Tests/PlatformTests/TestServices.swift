@@ -22,14 +22,17 @@ enum TestService {
         var ms: Int
     }
 
+    static let putSchema = JSONSchema.object(
+        ["key": .string(minLength: 1, maxLength: 50), "value": .integer()], required: ["key", "value"])
+
     static func definition(name: String = "test") -> ServiceDefinition {
         ServiceDefinition(
             name: name, summary: "A service for tests.", durability: .full,
             operations: [
                 .write(
                     "\(name).put", summary: "Stores an item and publishes an event.", auth: .public,
-                    request: .object(["key": .string(minLength: 1, maxLength: 50), "value": .integer()], required: ["key", "value"]),
-                    response: .object(["seq": .integer(), "count": .integer()])
+                    request: putSchema,
+                    response: .object(["seq": .integer(minimum: 0), "count": .integer(minimum: 0)], required: ["seq", "count"])
                 ) { (_, input: Put, db: Database) in
                     try db.execute(sql: "INSERT INTO item (key, value) VALUES (?, ?)", arguments: [input.key, input.value])
                     let seq = try Outbox.append(db, type: "\(name).item.put", data: input)
@@ -37,8 +40,8 @@ enum TestService {
                 },
                 .write(
                     "\(name).mine.put", summary: "Stores an item for the caller.", auth: .authenticated,
-                    request: .object(["key": .string(minLength: 1, maxLength: 50), "value": .integer()], required: ["key", "value"]),
-                    response: .object(["seq": .integer(), "count": .integer()])
+                    request: putSchema,
+                    response: .object(["seq": .integer(minimum: 0), "count": .integer(minimum: 0)], required: ["seq", "count"])
                 ) { (_, input: Put, db: Database) in
                     try db.execute(sql: "INSERT INTO item (key, value) VALUES (?, ?)", arguments: [input.key, input.value])
                     return PutResult(seq: 0, count: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") ?? 0)
@@ -67,7 +70,7 @@ enum TestService {
                     (_, _: Empty, _) in "secret"
                 },
             ],
-            events: [EventDescription("\(name).item.put", summary: "An item was stored.", data: .any)],
+            events: [EventDescription("\(name).item.put", summary: "An item was stored.", data: putSchema)],
             migrations: { migrator in
                 migrator.registerMigration("\(name)-1") { db in
                     try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, key TEXT NOT NULL, value INTEGER NOT NULL)")
@@ -80,7 +83,10 @@ enum TestService {
         ServiceDefinition(
             name: "sink", summary: "Applies events.", durability: .normal,
             operations: [
-                .read("sink.applied", summary: "Applied seqs in order.", auth: .public, request: .empty, response: .any) {
+                .read(
+                    "sink.applied", summary: "Applied seqs in order.", auth: .public, request: .empty,
+                    response: .array(of: .integer(minimum: 1), maxItems: 100_000)
+                ) {
                     (_, _: Empty, db: Database) in try Int64.fetchAll(db, sql: "SELECT source_seq FROM applied ORDER BY id")
                 }
             ],
@@ -94,58 +100,5 @@ enum TestService {
                     try db.execute(sql: "CREATE TABLE applied (id INTEGER PRIMARY KEY, source_seq INTEGER NOT NULL)")
                 }
             })
-    }
-}
-
-/// Accepts tokens of the form `user:<id>:<role>,<role>` (tests only).
-struct TestTokenVerifier: TokenVerifier {
-    func verify(_ token: String) throws(ServiceError) -> Principal {
-        let parts = token.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        guard parts.count == 3, parts[0] == "user" else { throw .unauthenticated("malformed token") }
-        return Principal(userID: parts[1], roles: Set(parts[2].split(separator: ",").map(String.init)), sessionID: "s")
-    }
-}
-
-/// A service running inside the test process over real sockets and a real SQLite file.
-final class InProcessService: Sendable {
-    let runtime: ServiceRuntime
-    let group: ServiceGroup
-    let task: Task<Void, any Error>
-    let client: ServiceClient
-    let endpoint: String
-
-    init(
-        _ definition: ServiceDefinition, configuration: PlatformConfiguration, verifier: any TokenVerifier = TestTokenVerifier(),
-        catchUpInterval: Duration = .seconds(5)
-    ) async throws {
-        var logger = Logger(label: definition.name)
-        logger.logLevel = ProcessInfo.processInfo.environment["TEST_LOG"] == nil ? .warning : .info
-        runtime = try ServiceRuntime(
-            definition: definition, configuration: configuration, logger: logger, verifier: verifier, catchUpInterval: catchUpInterval)
-        group = runtime.makeGroup()
-        let group = self.group
-        task = Task { try await group.run() }
-        endpoint = try configuration.endpoint(of: definition.name)
-        _ = await runtime.server.waitUntilBound()
-        client = ServiceClient(endpoint: endpoint, name: "test")
-    }
-
-    func stop() async {
-        await group.triggerGracefulShutdown()
-        _ = try? await task.value
-        await client.close()
-    }
-}
-
-extension PlatformConfiguration {
-    /// Loopback endpoints on free ports and a data folder, for in-process tests.
-    static func forTests(directory: TemporaryDirectory, services: [String]) -> PlatformConfiguration {
-        var configuration = PlatformConfiguration()
-        configuration.busInEndpoint = TestEnvironment.freeEndpoint()
-        configuration.busOutEndpoint = TestEnvironment.freeEndpoint()
-        for service in services { configuration.serviceEndpoints[service] = TestEnvironment.freeEndpoint() }
-        configuration.dataDirectory = directory.path
-        configuration.requestDeadlineMs = 1_000
-        return configuration
     }
 }

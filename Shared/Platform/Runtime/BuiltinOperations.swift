@@ -22,7 +22,7 @@ enum BuiltinOperations {
     static let eventSchema = JSONSchema.object(
         [
             "source": .string(), "seq": .integer(minimum: 1), "type": .string(), "at": .string(format: .dateTime),
-            "data": .any,
+            "data": .object([:], additional: .any).described("as the event type's schema in describe"),
         ], required: ["source", "seq", "type", "at", "data"])
 
     static func health(service: String, startedAt: ContinuousClock.Instant) -> ServiceOperation {
@@ -56,10 +56,20 @@ enum BuiltinOperations {
     }
 
     static let describeSummary = "Every operation with its schemas and auth rule, and every event type."
+    /// A JSON Schema document, as the schemas in `describe` are.
+    static let schemaDocument = JSONSchema.object([:], additional: .any).described("a JSON Schema (draft 2020-12)")
+
     static let describeSchema = JSONSchema.object(
         [
-            "service": .string(), "summary": .string(), "version": .string(), "operations": .array(of: .any),
-            "events": .array(of: .any),
+            "service": .string(), "summary": .string(), "version": .string(),
+            "operations": .array(
+                of: .object(
+                    [
+                        "op": .string(), "summary": .string(), "auth": .string().described("public, authenticated, role:<a>|<b> or internal"),
+                        "mode": .oneOf(["inline", "read", "write", "task"]), "request": schemaDocument, "response": schemaDocument,
+                    ], required: ["op", "summary", "auth", "mode", "request", "response"])),
+            "events": .array(
+                of: .object(["type": .string(), "summary": .string(), "data": schemaDocument], required: ["type", "summary", "data"])),
         ], required: ["service", "summary", "version", "operations", "events"])
 
     /// `describe`: the document is computed once, since operations do not change while

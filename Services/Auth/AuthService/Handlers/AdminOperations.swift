@@ -176,7 +176,18 @@ struct AdminOperations: Sendable {
             "auth.audit.list", summary: "Security events, newest first (admins only).", auth: Self.admin,
             request: .object(
                 ["userId": .string(maxLength: 100), "action": .string(maxLength: 50)].merging(AuthSchemas.page) { first, _ in first }),
-            response: .object(["items": .array(of: .any), "next": JSONSchema.string().nullable()], required: ["items"])
+            response: .object(
+                [
+                    "items": .array(
+                        of: .object(
+                            [
+                                "id": .integer(minimum: 1), "at": .string(format: .dateTime), "action": .string(),
+                                "userId": .string().described("the account concerned"), "actorId": .string().described("who acted, when not the user"),
+                                "detail": .object([:], additional: .any).described("what changed; never secrets"),
+                                "client": .string().described("the client's address"),
+                            ], required: ["id", "at", "action", "detail"])),
+                    "next": JSONSchema.string().nullable(),
+                ], required: ["items"])
         ) { (_, input: AuditQuery, db: Database) in
             let limit = input.limit ?? 50
             var conditions: [String] = []
@@ -275,7 +286,13 @@ struct AdminOperations: Sendable {
         .read(
             "auth.internal.users.get", summary: "Names and phones of users by id, for other services' staff views (e.g. the wake park's day).",
             auth: .internal, request: .object(["ids": .array(of: .string(maxLength: 100), maxItems: 500)], required: ["ids"]),
-            response: .object(["users": .array(of: .any)], required: ["users"])
+            response: .object(
+                [
+                    "users": .array(
+                        of: .object(
+                            ["id": .string(), "firstName": .string(), "lastName": .string(), "phone": .string(format: .e164)],
+                            required: ["id", "firstName", "lastName"]), maxItems: 500)
+                ], required: ["users"])
         ) { (_, input: UsersGet, db: Database) in
             var users: [Contact] = []
             for id in Set(input.ids) {

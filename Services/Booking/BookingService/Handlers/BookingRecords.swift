@@ -83,16 +83,28 @@ struct BookingView: Codable, Sendable, Equatable {
         try Row.fetchOne(db, sql: "SELECT * FROM booking WHERE id = ?", arguments: [id]).map(BookingView.init(row:))
     }
 
-    static let schema = JSONSchema.object(
-        [
-            "id": .string(), "userId": .string(), "cable": .string(), "date": .string(format: .date), "localStart": .string(format: .time),
-            "localEnd": .string(format: .time), "start": .string(format: .dateTime), "end": .string(format: .dateTime),
-            "status": .oneOf(["booked", "cancelled", "late_cancelled", "attended", "no_show", "cancelled_by_park"]),
-            "paidWith": .oneOf(["session", "balance"]), "price": Money.schema,
-            "sanction": JSONSchema.oneOf(["forfeit", "none", "waived"]).nullable(),
-            "freeCancellationUntil": .string(format: .dateTime).described("cancelling strictly before this instant is free"),
-            "createdAt": .string(format: .dateTime), "cancelledAt": JSONSchema.string(format: .dateTime).nullable(),
-        ], required: ["id", "cable", "date", "start", "end", "status", "price"])
+    /// The members of a booking on the wire; ``json`` writes every one (`null` when unset).
+    static let schemaProperties: [String: JSONSchema] = [
+        "id": .string(), "userId": .string().described("`deleted` once the rider's account was deleted"), "cable": .string(),
+        "date": .string(format: .date), "localStart": .string(format: .time), "localEnd": .string(format: .time),
+        "start": .string(format: .dateTime), "end": .string(format: .dateTime),
+        "status": .oneOf(["booked", "cancelled", "late_cancelled", "attended", "no_show", "cancelled_by_park"]),
+        "paidWith": .oneOf(["session", "balance"]), "price": Money.schema,
+        "sanction": JSONSchema.oneOf(["forfeit", "none", "waived"]).nullable(),
+        "freeCancellationUntil": .string(format: .dateTime).described("cancelling strictly before this instant is free"),
+        "createdAt": .string(format: .dateTime), "cancelledAt": JSONSchema.string(format: .dateTime).nullable(),
+    ]
+
+    static let schema = JSONSchema.object(schemaProperties, required: Array(schemaProperties.keys))
+
+    /// A booking as staff see it: with the rider's name and phone from auth.
+    static let staffSchema = JSONSchema.object(
+        schemaProperties.merging([
+            "rider": .object(
+                ["name": .string().described("`unknown` when auth does not know the rider"), "phone": JSONSchema.string(format: .e164).nullable()],
+                required: ["name", "phone"])
+        ]) { first, _ in first },
+        required: Array(schemaProperties.keys) + ["rider"])
 
     /// The event payload of a booking.
     var eventData: JSONValue {

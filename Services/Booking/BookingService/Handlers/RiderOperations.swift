@@ -27,11 +27,30 @@ struct RiderOperations: Sendable {
         var packages: [Package]
     }
 
+    static let parkSchema = JSONSchema.object(
+        [
+            "timeZone": .string(format: .timeZone), "slotMinutes": .integer(minimum: 5, maximum: 240),
+            "capacity": .integer(minimum: 1).described("places per slot and cable"), "minimumNoticeMinutes": .integer(minimum: 0),
+            "horizonDays": .integer(minimum: 1), "maxBookingsPerDay": .integer(minimum: 1), "price": Money.schema,
+            "freeCancellationSeconds": .integer(minimum: 0), "lateSanction": .oneOf(["forfeit", "none"]),
+            "cables": .array(of: .object(["id": .string(), "name": .string(), "active": .boolean], required: ["id", "name", "active"]))
+                .described("the cables in service"),
+            "packages": .array(
+                of: .object(
+                    ["id": .string(), "name": .string(), "sessions": .integer(minimum: 0), "credit": Money.schema, "price": Money.schema],
+                    required: ["id", "name", "sessions", "credit", "price"])
+            ).described("the packages on sale"),
+        ],
+        required: [
+            "timeZone", "slotMinutes", "capacity", "minimumNoticeMinutes", "horizonDays", "maxBookingsPerDay", "price",
+            "freeCancellationSeconds", "lateSanction", "cables", "packages",
+        ])
+
     var park: ServiceOperation {
         let state = self.state
         return .read(
             "booking.park.get", summary: "The park: time zone, reverses (cables), slot length, places per slot, rules, price and pass packages.",
-            auth: .public, request: .empty, response: .any
+            auth: .public, request: .empty, response: Self.parkSchema
         ) { (_, _: Empty, db: Database) in
             let park = try state.configuration(db)
             return ParkView(
@@ -409,6 +428,19 @@ struct RiderOperations: Sendable {
         var recent: [LedgerEntry]
     }
 
+    static let passSchema = JSONSchema.object(
+        [
+            "sessions": .integer(minimum: 0), "balance": Money.schema,
+            "recent": .array(
+                of: .object(
+                    [
+                        "at": .string(format: .dateTime), "kind": .oneOf(["topup", "booking", "refund", "forfeit", "waiver"]),
+                        "sessions": .integer().described("change in sessions"), "amount": Money.schema.described("change in balance"),
+                        "booking": .string().described("the booking the entry is about, if any"),
+                    ], required: ["at", "kind", "sessions", "amount"]), maxItems: 20
+            ).described("the latest ledger entries, newest first"),
+        ], required: ["sessions", "balance", "recent"])
+
     static func passView(_ db: Database, user: String, currency: String) throws -> PassView {
         let pass = try Row.fetchOne(db, sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?", arguments: [user])
         let entries = try Row.fetchAll(
@@ -425,7 +457,7 @@ struct RiderOperations: Sendable {
     var passGet: ServiceOperation {
         .read(
             "booking.pass.get", summary: "The caller's pass: sessions left, money balance, and the latest ledger entries.",
-            auth: Self.rider, request: .empty, response: .any
+            auth: Self.rider, request: .empty, response: Self.passSchema
         ) { (context, _: Empty, db: Database) in
             let rider = try context.requirePrincipal().userID
             return try Self.passView(db, user: rider, currency: try ParkConfiguration.load(db).price.currency)
@@ -450,7 +482,12 @@ struct RiderOperations: Sendable {
             "booking.pass.topup",
             summary: "Buys a package (sessions and/or balance) through the payment provider: `dev` settles at once; `http` answers `pending` with a confirmationUrl and credits the pass when the provider calls back. Send idem: a retry pays once.",
             auth: Self.rider, request: .object(["package": .string(minLength: 1, maxLength: 50)], required: ["package"]),
-            response: .any
+            response: .object(
+                [
+                    "payment": .string(), "status": .oneOf(["pending", "settled", "failed"]),
+                    "confirmationUrl": .string(maxLength: 2_000).described("where the rider confirms a pending payment (providers that settle later)"),
+                    "pass": Self.passSchema,
+                ], required: ["payment", "status", "pass"])
         ) { (context, input: TopupRequest) in
             let rider = try context.requirePrincipal().userID
             // A retry must not charge again: answer it before calling the provider.

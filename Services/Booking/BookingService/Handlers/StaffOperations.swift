@@ -21,7 +21,24 @@ struct StaffOperations: Sendable {
         return .task(
             "booking.staff.day",
             summary: "The day's schedule across all cables: every slot with its bookings and each rider's name and phone, and the list of all the day's bookings.",
-            auth: Self.staff, request: .object(["date": .string(format: .date)], required: ["date"]), response: .any
+            auth: Self.staff, request: .object(["date": .string(format: .date)], required: ["date"]),
+            response: .object(
+                [
+                    "date": .string(format: .date),
+                    "items": .array(
+                        of: .object(
+                            [
+                                "cable": .string(), "date": .string(format: .date), "localStart": .string(format: .time),
+                                "localEnd": .string(format: .time), "start": .string(format: .dateTime), "end": .string(format: .dateTime),
+                                "capacity": .integer(minimum: 1), "free": .integer(minimum: 0), "bookable": .boolean, "price": Money.schema,
+                                "bookings": .array(of: BookingView.staffSchema, maxItems: 10_000),
+                            ],
+                            required: ["cable", "date", "localStart", "localEnd", "start", "end", "capacity", "free", "bookable", "price", "bookings"]),
+                        maxItems: 10_000
+                    ).described("every slot of the day on every cable in service, with its bookings"),
+                    "bookings": .array(of: BookingView.staffSchema, maxItems: 100_000)
+                        .described("every booking of the day, also those off today's grid"),
+                ], required: ["date", "items", "bookings"])
         ) { (context, input: DayRequest) in
             guard let date = LocalDate(input.date) else { throw ServiceError.invalid("date", "not a date") }
             let (slots, bookings) = try await context.database().read { db in
