@@ -96,7 +96,10 @@ struct RuntimeTests {
 
     @Test("a handler past its deadline is answered timeout, and others are not held up")
     func deadline() async throws {
-        let service = try await InProcessService(TestService.definition())
+        let directory = try TemporaryDirectory()
+        var configuration = PlatformConfiguration.forTests(directory: directory, services: ["test"])
+        configuration.requestDeadlineMs = 1_000
+        let service = try await InProcessService(TestService.definition(), configuration: configuration)
         async let slow = service.call("test.slow", data: ["ms": 3_000], idempotent: false)
         try await Task.sleep(for: .milliseconds(50))
         let started = ContinuousClock.now
@@ -185,7 +188,9 @@ struct ServiceClientTests {
         await #expect(throws: ClientError.self) {
             try await client.call("x.health", idempotent: true, timeout: .milliseconds(300), attempts: 2)
         }
-        #expect(ContinuousClock.now - started < .seconds(2))
+        // Two 300 ms attempts; the bound is loose because the suite shares two cores with
+        // services running in process, but far below a hang.
+        #expect(ContinuousClock.now - started < .seconds(5))
         await client.close()
     }
 }
