@@ -5,8 +5,9 @@ import Platform
 /// register, and read the codes auth sent through its `file` transport.
 public enum AuthFixtures {
     /// A solved `auth.challenge`, as an app computes it: `{"nonce", "counter"}`.
-    public static func solvedChallenge(_ client: some OperationCaller) async throws -> JSONValue {
-        let reply = try await client.call("auth.challenge")
+    public static func solvedChallenge(_ client: some OperationCalling) async throws -> JSONValue {
+        let reply = try await client.call(
+            "auth.challenge", data: [:], token: nil, idem: nil, idempotent: false, timeout: .seconds(5), attempts: 1)
         guard case .string(let nonce)? = reply.data?["nonce"], case .integer(let difficulty)? = reply.data?["difficulty"] else {
             throw TestStackError("auth.challenge failed: \(reply.error?.message ?? "no nonce")")
         }
@@ -15,7 +16,7 @@ public enum AuthFixtures {
 
     /// Registers an account by email and returns auth's reply (tokens on success).
     public static func register(
-        _ client: some OperationCaller, email: String, password: String = "secret-pass-1", firstName: String = "Test",
+        _ client: some OperationCalling, email: String, password: String = "secret-pass-1", firstName: String = "Test",
         lastName: String = "Rider"
     ) async throws -> Reply.Parsed {
         try await client.call(
@@ -23,11 +24,11 @@ public enum AuthFixtures {
             data: [
                 "email": .string(email), "password": .string(password), "firstName": .string(firstName), "lastName": .string(lastName),
                 "birthDate": "1990-01-01", "acceptTerms": true, "challenge": try await solvedChallenge(client),
-            ])
+            ], token: nil, idem: nil, idempotent: false, timeout: .seconds(5), attempts: 1)
     }
 
     /// Registers and returns the access token.
-    public static func signUp(_ client: some OperationCaller, email: String, password: String = "secret-pass-1") async throws -> String {
+    public static func signUp(_ client: some OperationCalling, email: String, password: String = "secret-pass-1") async throws -> String {
         let reply = try await register(client, email: email, password: password)
         guard let token = reply.data?["accessToken"]?.stringValue else {
             throw TestStackError("sign-up of \(email) failed: \(reply.error?.message ?? "") \(reply.error?.fields ?? [:])")

@@ -3,7 +3,9 @@ import Platform
 import Synchronization
 
 /// A gateway and some services as real processes on free ports with a temporary data
-/// folder: the fixture integration tests are written against.
+/// folder: the fixture of integration tests and of each service's one journey through the
+/// gateway. Its clients check every successful reply against the response schema the
+/// operation's service declares in `describe` (see ``CheckedClient``).
 ///
 /// ```swift
 /// try await TestStack.with(services: ["auth"]) { stack in
@@ -15,10 +17,10 @@ public final class TestStack: Sendable {
     public let configuration: PlatformConfiguration
     /// The temporary data folder.
     public let directory: TemporaryDirectory
-    /// A client connected to the gateway; every successful reply is checked against its
-    /// operation's declared response schema.
-    public let client: SchemaCheckedClient
+    /// A client connected to the gateway.
+    public let client: CheckedClient
     private let processes: Mutex<[String: ChildProcess]>
+    private let directClients = Mutex<[CheckedClient]>([])
 
     /// Creates the configuration and folder; starts nothing.
     public init(extraEnvironment: [String: String] = [:]) throws {
@@ -36,7 +38,7 @@ public final class TestStack: Sendable {
         configuration.requestDeadlineMs = 1_500
         self.configuration = configuration
         self.extraEnvironment = extraEnvironment
-        client = SchemaCheckedClient(ServiceClient(endpoint: configuration.gatewayEndpoint, name: "test"))
+        client = CheckedClient(endpoint: configuration.gatewayEndpoint, name: "test")
         processes = Mutex([:])
     }
 
@@ -55,6 +57,14 @@ public final class TestStack: Sendable {
     /// The running process of `name`.
     public func process(_ name: String) -> ChildProcess? {
         processes.withLock { $0[name] }
+    }
+
+    /// A client connected to `service` itself, not through the gateway (for internal
+    /// operations); closed by ``stop()``.
+    public func directClient(_ service: String) throws -> CheckedClient {
+        let direct = CheckedClient(endpoint: try configuration.endpoint(of: service), name: "direct")
+        directClients.withLock { $0.append(direct) }
+        return direct
     }
 
     /// Waits until `op` answers ok through the gateway (or directly at `endpoint`).
@@ -90,6 +100,7 @@ public final class TestStack: Sendable {
         for process in all { process.kill(signal: SIGTERM) }
         for process in all { await process.stop(grace: .seconds(10)) }
         await client.close()
+        for direct in directClients.withLock({ $0 }) { await direct.close() }
         directory.remove()
     }
 

@@ -6,7 +6,9 @@ import Testing
 
 @testable import AuthService
 
-/// Auth's flows through the gateway, over real processes and sockets.
+/// Auth's flows: the journey (register, sign in, administration, keys) through the gateway
+/// over real processes; the other scenarios against auth run in process, with the tokens
+/// it issues (auth verifies its own, so no test tokens here).
 @Suite("Auth flows")
 struct AuthFlowTests {
     /// Fast hashing and a small proof of work keep the suite quick; both are still real.
@@ -16,9 +18,32 @@ struct AuthFlowTests {
         try await TestStack.with(services: ["auth"], extraEnvironment: environment, body)
     }
 
+    /// Auth in process with the settings of ``environment``.
+    static func inProcess<T>(_ body: (InProcessService) async throws -> T) async throws -> T {
+        var settings = AuthSettings()
+        settings.scryptLogN = 10
+        settings.proofOfWorkDifficulty = 6
+        let auth = try await InProcessService(verifier: nil) { configuration in
+            AuthService.definition(settings: settings, dataDirectory: configuration.dataDirectoryURL)
+        }
+        do {
+            let result = try await body(auth)
+            await auth.stop()
+            return result
+        } catch {
+            await auth.stop()
+            throw error
+        }
+    }
+
     /// A solved challenge, as an app computes it.
     static func solvedChallenge(_ stack: TestStack) async throws -> JSONValue {
         try await AuthFixtures.solvedChallenge(stack.client)
+    }
+
+    /// A solved challenge from auth in process.
+    static func solvedChallenge(_ auth: InProcessService) async throws -> JSONValue {
+        try await AuthFixtures.solvedChallenge(auth.client)
     }
 
     static func registration(_ email: String, challenge: JSONValue, password: String = "secret-pass-1") -> JSONValue {
@@ -32,6 +57,14 @@ struct AuthFlowTests {
     static func register(_ stack: TestStack, _ email: String, password: String = "secret-pass-1") async throws -> JSONValue {
         let reply = try await stack.client.call(
             "auth.register", data: registration(email, challenge: try await solvedChallenge(stack), password: password))
+        #expect(reply.ok, "\(reply.error?.message ?? "") \(reply.error?.fields ?? [:])")
+        return try #require(reply.data)
+    }
+
+    /// Registers with auth in process and returns the tokens.
+    static func register(_ auth: InProcessService, _ email: String, password: String = "secret-pass-1") async throws -> JSONValue {
+        let reply = try await auth.client.call(
+            "auth.register", data: registration(email, challenge: try await solvedChallenge(auth), password: password))
         #expect(reply.ok, "\(reply.error?.message ?? "") \(reply.error?.fields ?? [:])")
         return try #require(reply.data)
     }
@@ -65,51 +98,52 @@ struct AuthFlowTests {
 
     @Test("bad registration data is refused field by field")
     func registrationValidation() async throws {
-        try await Self.withAuth { stack in
-            var data = Self.registration("not-an-email", challenge: try await Self.solvedChallenge(stack), password: "short")
+        try await Self.inProcess { auth in
+            var data = Self.registration("not-an-email", challenge: try await Self.solvedChallenge(auth), password: "short")
             guard case .object(var members) = data else { return }
             members["firstName"] = .string(String(repeating: "x", count: 10_000))
             members["lastName"] = "Bad\u{0007}Name"
             data = .object(members)
-            let reply = try await stack.client.call("auth.register", data: data)
+            let reply = try await auth.client.call("auth.register", data: data)
             let fields = try #require(reply.error?.fields)
             #expect(reply.error?.code == .validationFailed)
             #expect(fields["email"] == "not an email address")
             #expect(fields["firstName"] == "must have at most 100 characters")
             #expect(fields["lastName"] == "must not contain control characters")
 
-            let future = try await stack.client.call(
+            let future = try await auth.client.call(
                 "auth.register",
-                data: Self.registration("b@example.com", challenge: try await Self.solvedChallenge(stack)).merging(["birthDate": "2999-01-01"]))
+                data: Self.registration("b@example.com", challenge: try await Self.solvedChallenge(auth)).merging(["birthDate": "2999-01-01"]))
             #expect(future.error?.fields["birthDate"] == "must not be in the future")
-            let weak = try await stack.client.call(
+            let weak = try await auth.client.call(
                 "auth.register",
-                data: Self.registration("c@example.com", challenge: try await Self.solvedChallenge(stack), password: "1234567"))
+                data: Self.registration("c@example.com", challenge: try await Self.solvedChallenge(auth), password: "1234567"))
             #expect(weak.error?.fields["password"] == "must have at least 8 characters")
-            let noTerms = try await stack.client.call(
+            let noTerms = try await auth.client.call(
                 "auth.register",
-                data: Self.registration("d@example.com", challenge: try await Self.solvedChallenge(stack)).merging(["acceptTerms": false]))
+                data: Self.registration("d@example.com", challenge: try await Self.solvedChallenge(auth)).merging(["acceptTerms": false]))
             #expect(noTerms.error?.fields["acceptTerms"] != nil)
         }
     }
 
     @Test("registration needs a solved, unused challenge")
     func proofOfWorkRequired() async throws {
-        try await Self.withAuth { stack in
-            let challenge = try await Self.solvedChallenge(stack)
+        try await Self.inProcess { auth in
+            let challenge = try await Self.solvedChallenge(auth)
             let nonce = try #require(challenge["nonce"])
             var wrongCounter = challenge["counter"]?.integerValue ?? 0
             repeat { wrongCounter += 1 } while ProofOfWork.isSolved(nonce: nonce.stringValue ?? "", counter: UInt64(wrongCounter), difficulty: 6)
-            let unsolved = try await stack.client.call(
+            let unsolved = try await auth.client.call(
                 "auth.register", data: Self.registration("e@example.com", challenge: ["nonce": nonce, "counter": .integer(wrongCounter)]))
             #expect(unsolved.error?.fields["challenge.counter"] == "does not solve the challenge")
 
-            #expect(try await stack.client.call("auth.register", data: Self.registration("e@example.com", challenge: challenge)).ok)
-            let reused = try await stack.client.call("auth.register", data: Self.registration("f@example.com", challenge: challenge))
+            #expect(try await auth.client.call("auth.register", data: Self.registration("e@example.com", challenge: challenge)).ok)
+            let reused = try await auth.client.call("auth.register", data: Self.registration("f@example.com", challenge: challenge))
             #expect(reused.error?.fields["challenge"] != nil)
         }
     }
 
+    // Through the gateway: the per-client limit keys on the address the gateway reports.
     @Test("failed sign-ins are rate limited per account with retryAfterMs")
     func signInRateLimit() async throws {
         try await Self.withAuth { stack in
@@ -134,12 +168,12 @@ struct AuthFlowTests {
 
     @Test("parallel guesses cannot pass the failed sign-in limit together")
     func parallelGuesses() async throws {
-        try await Self.withAuth { stack in
-            _ = try await Self.register(stack, "target@example.com")
+        try await Self.inProcess { auth in
+            _ = try await Self.register(auth, "target@example.com")
             let replies = try await withThrowingTaskGroup(of: Reply.Parsed.self) { group in
                 for index in 0..<12 {
                     group.addTask {
-                        try await stack.client.call("auth.login", data: ["email": "target@example.com", "password": .string("guess-\(index)-x")])
+                        try await auth.client.call("auth.login", data: ["email": "target@example.com", "password": .string("guess-\(index)-x")])
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -151,32 +185,32 @@ struct AuthFlowTests {
 
     @Test("refresh rotates; a reused refresh token revokes the session")
     func refreshRotation() async throws {
-        try await Self.withAuth { stack in
-            let first = try await Self.register(stack, "rotate@example.com")
+        try await Self.inProcess { auth in
+            let first = try await Self.register(auth, "rotate@example.com")
             let oldRefresh = try #require(first["refreshToken"])
-            let second = try await stack.client.call("auth.refresh", data: ["refreshToken": oldRefresh])
+            let second = try await auth.client.call("auth.refresh", data: ["refreshToken": oldRefresh])
             let newRefresh = try #require(second.data?["refreshToken"])
             #expect(newRefresh != oldRefresh)
             #expect(second.data?["sessionId"] == first["sessionId"])
             let newAccess = try #require(second.data?["accessToken"]?.stringValue)
-            #expect(try await stack.client.call("auth.profile.get", token: newAccess, idempotent: true).ok)
+            #expect(try await auth.client.call("auth.profile.get", token: newAccess, idempotent: true).ok)
 
             // The stolen old token comes back: the whole session ends.
-            let replay = try await stack.client.call("auth.refresh", data: ["refreshToken": oldRefresh])
+            let replay = try await auth.client.call("auth.refresh", data: ["refreshToken": oldRefresh])
             #expect(replay.error?.code == .unauthenticated)
-            #expect(try await stack.client.call("auth.refresh", data: ["refreshToken": newRefresh]).error?.code == .unauthenticated)
-            #expect(try await stack.client.call("auth.profile.get", token: newAccess, idempotent: true).error?.code == .unauthenticated)
-            #expect(try await stack.client.call("auth.refresh", data: ["refreshToken": "made-up"]).error?.code == .unauthenticated)
+            #expect(try await auth.client.call("auth.refresh", data: ["refreshToken": newRefresh]).error?.code == .unauthenticated)
+            #expect(try await auth.client.call("auth.profile.get", token: newAccess, idempotent: true).error?.code == .unauthenticated)
+            #expect(try await auth.client.call("auth.refresh", data: ["refreshToken": "made-up"]).error?.code == .unauthenticated)
         }
     }
 
     @Test("sessions: list, revoke one, logout; password change ends the others")
     func sessions() async throws {
-        try await Self.withAuth { stack in
-            let phone = try await Self.register(stack, "many@example.com")
+        try await Self.inProcess { auth in
+            let phone = try await Self.register(auth, "many@example.com")
             let laptop = try #require(
-                try await stack.client.call("auth.login", data: ["email": "many@example.com", "password": "secret-pass-1"]).data)
-            let list = try await stack.client.call("auth.sessions.list", token: try Self.token(laptop), idempotent: true)
+                try await auth.client.call("auth.login", data: ["email": "many@example.com", "password": "secret-pass-1"]).data)
+            let list = try await auth.client.call("auth.sessions.list", token: try Self.token(laptop), idempotent: true)
             guard case .array(let items)? = list.data?["items"] else {
                 Issue.record("no sessions")
                 return
@@ -184,61 +218,61 @@ struct AuthFlowTests {
             #expect(items.count == 2)
             #expect(items.filter { $0["current"] == true }.map { $0["id"] } == [laptop["sessionId"]])
 
-            let revoke = try await stack.client.call("auth.sessions.revoke", data: ["session": try #require(phone["sessionId"])], token: try Self.token(laptop))
+            let revoke = try await auth.client.call("auth.sessions.revoke", data: ["session": try #require(phone["sessionId"])], token: try Self.token(laptop))
             #expect(revoke.ok)
-            #expect(try await stack.client.call("auth.profile.get", token: try Self.token(phone), idempotent: true).error?.code == .unauthenticated)
+            #expect(try await auth.client.call("auth.profile.get", token: try Self.token(phone), idempotent: true).error?.code == .unauthenticated)
 
             let tablet = try #require(
-                try await stack.client.call("auth.login", data: ["email": "many@example.com", "password": "secret-pass-1"]).data)
-            let change = try await stack.client.call(
+                try await auth.client.call("auth.login", data: ["email": "many@example.com", "password": "secret-pass-1"]).data)
+            let change = try await auth.client.call(
                 "auth.password.change", data: ["currentPassword": "secret-pass-1", "newPassword": "another-pass-2"], token: try Self.token(laptop))
             #expect(change.ok)
-            #expect(try await stack.client.call("auth.profile.get", token: try Self.token(tablet), idempotent: true).error?.code == .unauthenticated)
-            #expect(try await stack.client.call("auth.profile.get", token: try Self.token(laptop), idempotent: true).ok)
-            #expect(try await stack.client.call("auth.login", data: ["email": "many@example.com", "password": "another-pass-2"]).ok)
+            #expect(try await auth.client.call("auth.profile.get", token: try Self.token(tablet), idempotent: true).error?.code == .unauthenticated)
+            #expect(try await auth.client.call("auth.profile.get", token: try Self.token(laptop), idempotent: true).ok)
+            #expect(try await auth.client.call("auth.login", data: ["email": "many@example.com", "password": "another-pass-2"]).ok)
 
-            #expect(try await stack.client.call("auth.logout", token: try Self.token(laptop)).ok)
-            #expect(try await stack.client.call("auth.profile.get", token: try Self.token(laptop), idempotent: true).error?.code == .unauthenticated)
+            #expect(try await auth.client.call("auth.logout", token: try Self.token(laptop)).ok)
+            #expect(try await auth.client.call("auth.profile.get", token: try Self.token(laptop), idempotent: true).error?.code == .unauthenticated)
         }
     }
 
     @Test("no role escalation, no reading or changing another user's profile")
     func authorization() async throws {
-        try await Self.withAuth { stack in
-            let anna = try await Self.register(stack, "anna2@example.com")
-            let boris = try await Self.register(stack, "boris@example.com")
+        try await Self.inProcess { auth in
+            let anna = try await Self.register(auth, "anna2@example.com")
+            let boris = try await Self.register(auth, "boris@example.com")
             let annaToken = try Self.token(anna)
             let borisID = try #require(boris["user"]?["id"])
 
-            #expect(try await stack.client.call("auth.role.switch", data: ["role": "admin"], token: annaToken).error?.code == .forbidden)
-            let sponsor = try await stack.client.call("auth.role.switch", data: ["role": "sponsor"], token: annaToken, idem: "switch-1")
+            #expect(try await auth.client.call("auth.role.switch", data: ["role": "admin"], token: annaToken).error?.code == .forbidden)
+            let sponsor = try await auth.client.call("auth.role.switch", data: ["role": "sponsor"], token: annaToken, idem: "switch-1")
             #expect(sponsor.data?["user"]?["activeRole"] == "sponsor")
             // A role switch renews the access token only: no refresh token comes out of it.
             #expect(sponsor.data?["refreshToken"] == nil && sponsor.data?["accessToken"] != nil)
-            #expect(try await stack.client.call("auth.admin.users.list", token: annaToken, idempotent: true).error?.code == .forbidden)
-            #expect(try await stack.client.call("auth.audit.list", token: annaToken, idempotent: true).error?.code == .forbidden)
+            #expect(try await auth.client.call("auth.admin.users.list", token: annaToken, idempotent: true).error?.code == .forbidden)
+            #expect(try await auth.client.call("auth.audit.list", token: annaToken, idempotent: true).error?.code == .forbidden)
             #expect(
-                try await stack.client.call("auth.admin.roles.grant", data: ["userId": anna["user"]?["id"] ?? nil, "role": "admin"], token: annaToken)
+                try await auth.client.call("auth.admin.roles.grant", data: ["userId": anna["user"]?["id"] ?? nil, "role": "admin"], token: annaToken)
                     .error?.code == .forbidden)
             // Roles are not a profile field.
-            #expect(try await stack.client.call("auth.profile.update", data: ["roles": ["admin"]], token: annaToken).error?.code == .validationFailed)
+            #expect(try await auth.client.call("auth.profile.update", data: ["roles": ["admin"]], token: annaToken).error?.code == .validationFailed)
 
-            #expect(try await stack.client.call("auth.profile.get", data: ["userId": borisID], token: annaToken, idempotent: true).error?.code == .notFound)
+            #expect(try await auth.client.call("auth.profile.get", data: ["userId": borisID], token: annaToken, idempotent: true).error?.code == .notFound)
             #expect(
-                try await stack.client.call("auth.profile.update", data: ["userId": borisID, "firstName": "Hacked"], token: annaToken)
+                try await auth.client.call("auth.profile.update", data: ["userId": borisID, "firstName": "Hacked"], token: annaToken)
                     .error?.code == .notFound)
-            let borisProfile = try await stack.client.call("auth.profile.get", token: try Self.token(boris), idempotent: true)
+            let borisProfile = try await auth.client.call("auth.profile.get", token: try Self.token(boris), idempotent: true)
             #expect(borisProfile.data?["firstName"] == "Anna")
 
-            let updated = try await stack.client.call("auth.profile.update", data: ["firstName": "Anya", "patronymic": nil], token: annaToken)
+            let updated = try await auth.client.call("auth.profile.update", data: ["firstName": "Anya", "patronymic": nil], token: annaToken)
             #expect(updated.data?["firstName"] == "Anya" && updated.data?["patronymic"] == nil)
             // The phone changes only with a code sent to the new number.
-            #expect(try await stack.client.call("auth.profile.update", data: ["phone": "+79161234567"], token: annaToken).error?.code == .validationFailed)
-            let badPhone = try await stack.client.call("auth.phone.change.start", data: ["phone": "89161234567"], token: annaToken)
+            #expect(try await auth.client.call("auth.profile.update", data: ["phone": "+79161234567"], token: annaToken).error?.code == .validationFailed)
+            let badPhone = try await auth.client.call("auth.phone.change.start", data: ["phone": "89161234567"], token: annaToken)
             #expect(badPhone.error?.fields["phone"] != nil)
-            #expect(try await stack.client.call("auth.phone.change.start", data: ["phone": "+79161234567"], token: annaToken).ok)
-            let code = try await Messages.code(to: "+79161234567", in: stack)
-            let confirmed = try await stack.client.call("auth.phone.change.confirm", data: ["code": .string(code)], token: annaToken)
+            #expect(try await auth.client.call("auth.phone.change.start", data: ["phone": "+79161234567"], token: annaToken).ok)
+            let code = try await AuthFixtures.code(to: "+79161234567", dataDirectory: auth.dataDirectory)
+            let confirmed = try await auth.client.call("auth.phone.change.confirm", data: ["code": .string(code)], token: annaToken)
             #expect(confirmed.data?["phone"] == "+79161234567")
         }
     }
@@ -252,9 +286,8 @@ struct AuthFlowTests {
 
             // Internal: refused through the gateway, accepted at auth's own endpoint.
             #expect(try await stack.client.call("auth.internal.admin.grant", data: ["email": "root@example.com"]).error?.code == .forbidden)
-            let direct = ServiceClient(endpoint: stack.configuration.serviceEndpoints["auth"]!)
+            let direct = try stack.directClient("auth")
             #expect(try await direct.call("auth.internal.admin.grant", data: ["email": "root@example.com"]).data?["roles"] == ["admin", "recipient", "sponsor"])
-            await direct.close()
 
             let admin = try #require(
                 try await stack.client.call("auth.login", data: ["email": "root@example.com", "password": "secret-pass-1"]).data)
@@ -303,7 +336,7 @@ struct AuthFlowTests {
             #expect(principal.userID == tokens["user"]?["id"]?.stringValue)
 
             // Rotation: a new key signs, the old one still verifies; retired, it is refused.
-            let direct = ServiceClient(endpoint: stack.configuration.serviceEndpoints["auth"]!)
+            let direct = try stack.directClient("auth")
             let oldKey = try #require(published.keys.first)
             let rotated = try await direct.call("auth.internal.keys.rotate")
             let newKey = try #require(rotated.data?["kid"]?.stringValue)
@@ -315,7 +348,6 @@ struct AuthFlowTests {
             #expect(try await stack.client.call("auth.profile.get", token: try Self.token(tokens), idempotent: true).error?.code == .unauthenticated)
             #expect(try await stack.client.call("auth.profile.get", token: try Self.token(fresh), idempotent: true).ok)
             #expect(try await direct.call("auth.internal.keys.retire", data: ["kid": .string(newKey)]).error?.code == .conflict)
-            await direct.close()
 
             let describe = try await stack.client.call("auth.describe", idempotent: true)
             guard case .array(let operations)? = describe.data?["operations"] else {
@@ -350,13 +382,12 @@ struct CrossServiceTokenTests {
                     }
                 ])
             let service = try await InProcessService(probe, configuration: stack.configuration, verifier: nil, catchUpInterval: .milliseconds(500))
-            let client = service.client
 
             let tokens = try await AuthFlowTests.register(stack, "probe@example.com")
             let token = try AuthFlowTests.token(tokens)
             var whoami: Reply.Parsed?
             for _ in 0..<100 {
-                whoami = try await client.call("stats.whoami", token: token, idempotent: true)
+                whoami = try await service.call("stats.whoami", as: .token(token), idempotent: true)
                 if whoami?.ok == true { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
@@ -365,7 +396,7 @@ struct CrossServiceTokenTests {
             #expect(try await stack.client.call("auth.logout", token: token).ok)
             var refused = false
             for _ in 0..<100 {
-                if try await client.call("stats.whoami", token: token, idempotent: true).error?.code == .unauthenticated {
+                if try await service.call("stats.whoami", as: .token(token), idempotent: true).error?.code == .unauthenticated {
                     refused = true
                     break
                 }

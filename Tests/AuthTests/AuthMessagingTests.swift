@@ -196,7 +196,7 @@ struct AuthMessagingTests {
             #expect(try await stack.client.call("auth.account.delete", data: ["password": "secret-pass-1"], token: token).ok)
             #expect(try await stack.client.call("auth.login", data: ["email": "new@example.com", "password": "secret-pass-1"]).error?.code == .unauthenticated)
 
-            let auth = ServiceClient(endpoint: stack.configuration.serviceEndpoints["auth"]!)
+            let auth = try stack.directClient("auth")
             let events = try await auth.call("auth.events.replay", data: ["after": 0, "limit": 100], idempotent: true)
             await auth.close()
             guard case .array(let list)? = events.data?["events"] else {

@@ -35,7 +35,7 @@ struct EventTests {
     }
 
     private func applied(_ sink: InProcessService) async throws -> [Int64] {
-        let reply = try await sink.client.call("sink.applied", idempotent: true)
+        let reply = try await sink.call("sink.applied", idempotent: true)
         guard case .array(let values)? = reply.data else { return [] }
         return values.compactMap(\.integerValue)
     }
@@ -55,7 +55,7 @@ struct EventTests {
     func outboxSequence() async throws {
         let world = try await World()
         let source = try await InProcessService(TestService.definition(), configuration: world.configuration)
-        for value in 1...3 { _ = try await source.client.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
+        for value in 1...3 { _ = try await source.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
         // A failing transaction that appended an event rolls back with it.
         await #expect(throws: (any Error).self) {
             try await source.runtime.pool.write { db in
@@ -63,7 +63,7 @@ struct EventTests {
                 throw ServiceError.conflict("abort")
             }
         }
-        _ = try await source.client.call("test.put", data: ["key": "k", "value": 4])
+        _ = try await source.call("test.put", data: ["key": "k", "value": 4])
         let replay = try await RawClient.request(
             Data(#"{"id":"r","op":"test.events.replay","data":{"after":0}}"#.utf8), endpoint: source.endpoint)
         guard case .array(let events)? = replay?.data?["events"] else {
@@ -81,18 +81,18 @@ struct EventTests {
     func catchUpAfterDowntime() async throws {
         let world = try await World()
         let source = try await InProcessService(TestService.definition(), configuration: world.configuration)
-        for value in 1...5 { _ = try await source.client.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
+        for value in 1...5 { _ = try await source.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
 
         var sink = try await InProcessService(TestService.sink(source: "test"), configuration: world.configuration)
         #expect(try await waitUntil([1, 2, 3, 4, 5], in: sink) == [1, 2, 3, 4, 5])
 
         // Live delivery over the bus.
-        for value in 6...8 { _ = try await source.client.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
+        for value in 6...8 { _ = try await source.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
         #expect(try await waitUntil(Array(1...8), in: sink) == Array(1...8))
 
         // Down again while events are written; back, it gets them, once.
         await sink.stop()
-        for value in 9...12 { _ = try await source.client.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
+        for value in 9...12 { _ = try await source.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
         sink = try await InProcessService(TestService.sink(source: "test"), configuration: world.configuration)
         #expect(try await waitUntil(Array(1...12), in: sink) == Array(1...12))
         try await Task.sleep(for: .milliseconds(300))

@@ -22,14 +22,17 @@ enum TestService {
         var ms: Int
     }
 
+    static let putSchema = JSONSchema.object(
+        ["key": .string(minLength: 1, maxLength: 50), "value": .integer()], required: ["key", "value"])
+
     static func definition(name: String = "test") -> ServiceDefinition {
         ServiceDefinition(
             name: name, summary: "A service for tests.", durability: .full,
             operations: [
                 .write(
                     "\(name).put", summary: "Stores an item and publishes an event.", auth: .public,
-                    request: .object(["key": .string(minLength: 1, maxLength: 50), "value": .integer()], required: ["key", "value"]),
-                    response: .object(["seq": .integer(), "count": .integer()])
+                    request: putSchema,
+                    response: .object(["seq": .integer(minimum: 0), "count": .integer(minimum: 0)], required: ["seq", "count"])
                 ) { (_, input: Put, db: Database) in
                     try db.execute(sql: "INSERT INTO item (key, value) VALUES (?, ?)", arguments: [input.key, input.value])
                     let seq = try Outbox.append(db, type: "\(name).item.put", data: input)
@@ -37,8 +40,8 @@ enum TestService {
                 },
                 .write(
                     "\(name).mine.put", summary: "Stores an item for the caller.", auth: .authenticated,
-                    request: .object(["key": .string(minLength: 1, maxLength: 50), "value": .integer()], required: ["key", "value"]),
-                    response: .object(["seq": .integer(), "count": .integer()])
+                    request: putSchema,
+                    response: .object(["seq": .integer(minimum: 0), "count": .integer(minimum: 0)], required: ["seq", "count"])
                 ) { (_, input: Put, db: Database) in
                     try db.execute(sql: "INSERT INTO item (key, value) VALUES (?, ?)", arguments: [input.key, input.value])
                     return PutResult(seq: 0, count: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") ?? 0)
@@ -67,11 +70,7 @@ enum TestService {
                     (_, _: Empty, _) in "secret"
                 },
             ],
-            events: [
-                EventDescription(
-                    "\(name).item.put", summary: "An item was stored.",
-                    data: .object(["key": .string(minLength: 1, maxLength: 50), "value": .integer()], required: ["key", "value"]))
-            ],
+            events: [EventDescription("\(name).item.put", summary: "An item was stored.", data: putSchema)],
             migrations: { migrator in
                 migrator.registerMigration("\(name)-1") { db in
                     try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, key TEXT NOT NULL, value INTEGER NOT NULL)")
@@ -84,7 +83,10 @@ enum TestService {
         ServiceDefinition(
             name: "sink", summary: "Applies events.", durability: .normal,
             operations: [
-                .read("sink.applied", summary: "Applied seqs in order.", auth: .public, request: .empty, response: .array(of: .integer(minimum: 1), maxItems: 1_000_000)) {
+                .read(
+                    "sink.applied", summary: "Applied seqs in order.", auth: .public, request: .empty,
+                    response: .array(of: .integer(minimum: 1), maxItems: 100_000)
+                ) {
                     (_, _: Empty, db: Database) in try Int64.fetchAll(db, sql: "SELECT source_seq FROM applied ORDER BY id")
                 }
             ],
@@ -100,4 +102,3 @@ enum TestService {
             })
     }
 }
-
