@@ -1,5 +1,6 @@
 import Foundation
 import Platform
+import SharedTesting
 import Testing
 
 @testable import BookingService
@@ -85,5 +86,36 @@ struct BookingReplyTests {
         #expect(try WireJSON.encode(booking) == booking.json.serialized)
         #expect(try WireJSON.encode(booking.price) == booking.price.json.serialized)
         #expect(booking.eventBytes.bytes == booking.eventData.serialized)
+    }
+}
+
+@Suite("Booking plans")
+struct BookingPlanTests {
+    @Test("a plan made before a settings change is stale: the version moves and the new grid refuses the old start")
+    func stalePlan() async throws {
+        let folder = try TemporaryDirectory()
+        let pool = try ServiceDatabase.open(
+            directory: folder.url, name: "booking", durability: .normal, migrations: { BookingMigrations.register(in: &$0) })
+        let state = BookingState()
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE park SET slot_minutes = 30, min_notice_minutes = 0, horizon_days = 365")
+            state.settingsChanged(db)
+        }
+        let before = try await state.configuration(outside: pool)
+        // A start on the half hour, two days ahead, at a time the park is open.
+        let day = before.schedule.localDate(of: Date().addingTimeInterval(2 * 86_400))
+        let slot = try #require(before.schedule.slots(on: day).first { $0.localStart % 60 == 30 })
+        let cable = try #require(before.cables.first { $0.active }).id
+        let input = RiderOperations.CreateRequest(cable: cable, start: Instant.format(slot.start))
+        let plan = try RiderOperations.CreatePlan(input, rider: "u1", park: before, now: Date())
+        #expect(plan.parkVersion == before.version)
+
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE park SET slot_minutes = 60")
+            state.settingsChanged(db)
+        }
+        let after = try await pool.read { db in try state.configuration(db) }
+        #expect(after.version != plan.parkVersion, "the writer must notice the plan is stale")
+        #expect(throws: ServiceError.self) { try RiderOperations.CreatePlan(input, rider: "u1", park: after, now: Date()) }
     }
 }
