@@ -77,6 +77,24 @@ struct EventTests {
         await world.stop()
     }
 
+    @Test("the publisher's bytes, built from the stored text, are the event's encoding")
+    func encodedEventsMatchEvents() async throws {
+        let directory = try TemporaryDirectory()
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "events", durability: .normal) { _ in }
+        try await pool.write { db in
+            try Outbox.append(db, type: "test.item.put", data: ["key": "a \"quoted\" é\n", "value": 1, "nested": ["list": [1, "two", true, nil]]] as JSONValue)
+            try Outbox.append(db, type: "test.item.gone", data: ["key": "b"] as JSONValue)
+        }
+        let (events, encoded) = try await pool.read { db in
+            (try Outbox.events(db, source: "test", after: 0, limit: 10), try Outbox.encodedEvents(db, source: "test", after: 0, limit: 10))
+        }
+        #expect(events.count == 2)
+        #expect(encoded.map(\.seq) == events.map(\.seq))
+        #expect(encoded.map(\.type) == events.map(\.type))
+        #expect(encoded.map(\.bytes) == events.map(\.encoded))
+        #expect(try encoded.map { try Event(json: JSONParser.parse($0.bytes)) } == events)
+    }
+
     @Test("a subscriber that was down catches up when it starts, and applies each event once")
     func catchUpAfterDowntime() async throws {
         let world = try await World()

@@ -47,6 +47,27 @@ struct IdempotencyStoreTests {
         }
         try pool.close()
     }
+
+    @Test("pruning goes from the oldest keys in batches and stops at the first fresh one")
+    func pruningInBatches() throws {
+        let directory = try TemporaryDirectory()
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "db", durability: .normal, migrations: { _ in })
+        let now = Date()
+        try pool.write { db in
+            // 2,500 keys two days old, then 700 from the last hour.
+            for index in 0..<3_200 {
+                let age: TimeInterval = index < 2_500 ? 2 * 86_400 - Double(index) : 3_600 - Double(index - 2_500)
+                try IdempotencyStore.save(
+                    db, scope: "u\(index % 7)", key: "k\(index)", op: "x.y", requestHash: "h", reply: Data("{}".utf8), at: now.addingTimeInterval(-age))
+            }
+            #expect(try IdempotencyStore.prune(db, olderThan: 86_400, now: now) == 2_500)
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_idempotency") == 700)
+            #expect(try IdempotencyStore.lookup(db, scope: "u1", key: "k2500", op: "x.y", requestHash: "h") == .replay(Data("{}".utf8)))
+            #expect(try IdempotencyStore.lookup(db, scope: "u0", key: "k2499", op: "x.y", requestHash: "h") == .new)
+            #expect(try IdempotencyStore.prune(db, olderThan: 86_400, now: now) == 0)
+        }
+        try pool.close()
+    }
 }
 
 @Suite("Service runtime")

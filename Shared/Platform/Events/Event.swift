@@ -87,6 +87,29 @@ public enum Outbox {
         }
     }
 
+    /// Events with `seq > after`, oldest first, at most `limit`, as the bytes the bus
+    /// carries (``Event/encoded``, built from the stored text without parsing it) with
+    /// their types, for the publisher.
+    public static func encodedEvents(_ db: Database, source: String, after: Int64, limit: Int) throws -> [(seq: Int64, type: String, bytes: Data)] {
+        let cursor = try Row.fetchCursor(
+            db.cachedStatement(sql: "SELECT seq, type, at, data FROM platform_event WHERE seq > ? ORDER BY seq LIMIT ?"),
+            arguments: [after, limit])
+        var events: [(seq: Int64, type: String, bytes: Data)] = []
+        while let row = try cursor.next() {
+            let seq: Int64 = row[0], type: String = row[1], at: String = row[2], data: String = row[3]
+            var writer = JSONObjectWriter(capacity: data.utf8.count + type.utf8.count + source.utf8.count + 96)
+            writer.field("at", at)
+            writer.field("data", json: data.utf8)
+            writer.field("seq", seq)
+            writer.field("source", source)
+            writer.field("type", type)
+            var bytes: [UInt8] = []
+            writer.finish(into: &bytes)
+            events.append((seq, type, Data(bytes)))
+        }
+        return events
+    }
+
     /// The highest `seq` written so far (0 when none).
     public static func lastSeq(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM platform_event") ?? 0

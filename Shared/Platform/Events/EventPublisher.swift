@@ -88,16 +88,16 @@ public final class EventPublisher: Service, Sendable {
         var position = position
         while true {
             let after = position
-            let batch: [Event]
+            let batch: [(seq: Int64, type: String, bytes: Data)]
             do {
-                batch = try pool.read { db in try Outbox.events(db, source: source, after: after, limit: 500) }
+                batch = try pool.read { db in try Outbox.encodedEvents(db, source: source, after: after, limit: 500) }
             } catch {
                 logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
                 return position
             }
             for event in batch {
                 do {
-                    try socket.send(multipart: [Data(event.type.utf8), event.encoded])
+                    try socket.send(multipart: [Data(event.type.utf8), event.bytes])
                 } catch {
                     logger.warning("cannot publish an event", metadata: ["seq": "\(event.seq)", "error": "\(error)"])
                     return position

@@ -31,18 +31,32 @@ public enum IdempotencyStore {
     }
 
     /// Stores the reply of a write that just ran, inside its transaction.
-    public static func save(_ db: Database, scope: String, key: String, op: String, requestHash: String, reply: Data) throws {
+    public static func save(_ db: Database, scope: String, key: String, op: String, requestHash: String, reply: Data, at date: Date = Date()) throws {
         try db.cachedStatement(
             sql: "INSERT INTO platform_idempotency (scope, key, op, request_hash, reply, created_at) VALUES (?, ?, ?, ?, ?, ?)"
-        ).execute(arguments: [scope, key, op, requestHash, String(decoding: reply, as: UTF8.self), Instant.format(Date())])
+        ).execute(arguments: [scope, key, op, requestHash, String(decoding: reply, as: UTF8.self), Instant.format(date)])
     }
 
     /// Deletes keys older than `age`; returns how many were removed.
+    ///
+    /// Rows are appended in the order they are written, so the oldest keys have the lowest
+    /// rowids: keys are deleted from the low end, 1,000 at a time, until the oldest left
+    /// is younger than `age`. (A key stamped out of order by a clock step back is kept
+    /// until the keys before it go.)
     @discardableResult
     public static func prune(_ db: Database, olderThan age: TimeInterval, now: Date = Date()) throws -> Int {
-        try db.execute(
-            sql: "DELETE FROM platform_idempotency WHERE created_at < ?",
-            arguments: [Instant.format(now.addingTimeInterval(-age))])
-        return db.changesCount
+        let cutoff = Instant.format(now.addingTimeInterval(-age))
+        var removed = 0
+        while true {
+            try db.execute(
+                sql: """
+                    DELETE FROM platform_idempotency
+                    WHERE rowid IN (SELECT rowid FROM platform_idempotency ORDER BY rowid LIMIT 1000) AND created_at < ?
+                    """,
+                arguments: [cutoff])
+            let changes = db.changesCount
+            removed += changes
+            if changes < 1000 { return removed }
+        }
     }
 }

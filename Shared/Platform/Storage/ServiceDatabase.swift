@@ -28,6 +28,11 @@ public enum ServiceDatabase {
         configuration.maximumReaderCount = 8
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA busy_timeout = 5000")
+            // Group commit runs each request in a savepoint, and SQLite keeps the original
+            // of every page a savepoint changes in a sub-journal: in memory, not in a
+            // temporary file written with pwrite and deleted at each commit (that file
+            // took a fifth of the writer's time).
+            try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         let path = directory.appendingPathComponent("\(name).sqlite").path
         let pool = try DatabasePool(path: path, configuration: configuration)
@@ -102,6 +107,12 @@ enum PlatformMigrations {
                     revoked_at TEXT NOT NULL
                 );
                 """)
+        }
+        migrator.registerMigration("platform-3-idempotency-by-rowid") { db in
+            // Keys are pruned oldest first in rowid order (rows are appended as they are
+            // written), so the index on created_at, one more b-tree written by every
+            // write that carries a key, goes.
+            try db.execute(sql: "DROP INDEX platform_idempotency_created")
         }
     }
 }

@@ -48,6 +48,12 @@ public struct JSONObjectWriter {
         value.writeJSON(to: &output)
     }
 
+    /// A member whose value is JSON text already (trusted: written by this service).
+    public mutating func field(_ name: StaticString, json: some Collection<UInt8>) {
+        key(name)
+        output.append(contentsOf: json)
+    }
+
     /// Closes the object and appends it to `target`.
     public consuming func finish(into target: inout [UInt8]) {
         output.append(UInt8(ascii: "}"))
