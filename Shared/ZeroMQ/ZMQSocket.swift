@@ -110,13 +110,16 @@ public final class ZMQSocket {
 
     /// Receives one whole multipart message, frame by frame, copying each frame once
     /// out of libzmq's buffer. Returns `nil` when `dontWait` is set and nothing is queued.
-    public func receiveMultipart(dontWait: Bool = false) throws(ZMQError) -> [Data]? {
-        try receiveMultipartWithPeer(dontWait: dontWait)?.frames
+    /// Frames beyond `maxFrames` are received and dropped (a peer cannot make us hold a
+    /// million of them): a caller that gets `maxFrames` frames back treats the message
+    /// as too long.
+    public func receiveMultipart(dontWait: Bool = false, maxFrames: Int = .max) throws(ZMQError) -> [Data]? {
+        try receiveMultipartWithPeer(dontWait: dontWait, maxFrames: maxFrames)?.frames
     }
 
     /// ``receiveMultipart(dontWait:)`` that also reports the sending peer's address (the
     /// `Peer-Address` metadata libzmq attaches to messages from TCP peers).
-    public func receiveMultipartWithPeer(dontWait: Bool = false) throws(ZMQError) -> (frames: [Data], peerAddress: String?)? {
+    public func receiveMultipartWithPeer(dontWait: Bool = false, maxFrames: Int = .max) throws(ZMQError) -> (frames: [Data], peerAddress: String?)? {
         var frames: [Data] = []
         var message = zmq_msg_t()
         zmq_msg_init(&message)
@@ -133,7 +136,9 @@ public final class ZMQSocket {
                 throw error
             }
             let size = zmq_msg_size(&message)
-            if size == 0 {
+            if frames.count >= maxFrames {
+                // Dropped: the caller sees `maxFrames` frames and refuses the message.
+            } else if size == 0 {
                 frames.append(Data())
             } else {
                 frames.append(Data(bytes: zmq_msg_data(&message), count: size))

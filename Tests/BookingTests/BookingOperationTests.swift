@@ -169,6 +169,26 @@ struct BookingOperationTests {
         }
     }
 
+    @Test("a retry with the same idem key gets the first booking back after the settings changed")
+    func retryAfterSettingsChange() async throws {
+        try await Self.withPark(capacity: 2) { booking in
+            let rider = Self.rider("retrier")
+            #expect(try await booking.call("booking.pass.topup", data: ["package": "five"], as: rider, idem: "t").ok)
+            let slot = try #require(try await BookingFlowTests.bookableSlots(booking.client).last)
+            let request: JSONValue = ["cable": "reverse-1", "start": slot["start"]!]
+            let first = try await booking.call("booking.create", data: request, as: rider, idem: "lost-reply")
+            let id = try #require(first.data?["id"])
+            // The cable is taken out of service, then the grid changes: a new request is refused.
+            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-1", "name": "Reverse 1", "active": false], as: Self.staff).ok)
+            #expect(try await booking.call("booking.create", data: request, as: rider, idem: "new-key").error?.code == .validationFailed)
+            let retry = try await booking.call("booking.create", data: request, as: rider, idem: "lost-reply")
+            #expect(retry.ok, "\(retry.error?.code.rawValue ?? "") \(retry.error?.message ?? "")")
+            #expect(retry.data?["id"] == id)
+            #expect(try await booking.call("booking.admin.park.update", data: ["slotMinutes": 45], as: Self.staff).ok)
+            #expect(try await booking.call("booking.create", data: request, as: rider, idem: "lost-reply").data?["id"] == id)
+        }
+    }
+
     @Test("history pages through a rider's bookings")
     func historyPages() async throws {
         try await Self.withPark(capacity: 1) { booking in

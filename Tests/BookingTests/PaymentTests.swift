@@ -8,23 +8,48 @@ import Testing
 /// Pass top-ups through an HTTP payment provider that settles on its callback.
 @Suite("Payments")
 struct PaymentTests {
+    /// The fake provider on loopback, and booking's environment pointing at it.
+    struct Provider {
+        let folder: TemporaryDirectory
+        let process: ChildProcess
+        let providerPort: Int
+        let callbackPort: Int
+        let environment: [String: String]
+
+        var callbackURL: String { "http://127.0.0.1:\(callbackPort)/payments/callback" }
+
+        /// Starts it; `silent` never calls back. Extra settings override the defaults.
+        static func start(silent: Bool = false, settings: [String: String] = [:]) async throws -> Provider {
+            let folder = try TemporaryDirectory(prefix: "payments")
+            let providerPort = TestEnvironment.freePort(), callbackPort = TestEnvironment.freePort()
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/fake_payments.py")
+            let process = try ChildProcess(
+                executable: URL(fileURLWithPath: "/usr/bin/env"),
+                arguments: ["python3", script.path, String(providerPort), "s3cret", folder.path] + (silent ? ["silent"] : []),
+                environment: [:], logFile: folder.url.appendingPathComponent("provider.log"))
+            while !process.output.contains("ready") { try await Task.sleep(for: .milliseconds(20)) }
+            let environment = BookingFlowTests.environment.merging([
+                "BACKEND_BOOKING_PAYMENT_URL": "http://127.0.0.1:\(providerPort)", "BACKEND_BOOKING_PAYMENT_TOKEN": "provider-token",
+                "BACKEND_BOOKING_CALLBACK_SECRET": "s3cret", "BACKEND_BOOKING_CALLBACK_BIND": "127.0.0.1:\(callbackPort)",
+                "BACKEND_BOOKING_CALLBACK_URL": "http://127.0.0.1:\(callbackPort)/payments/callback",
+                // A call out to the provider under a loaded test machine: generous deadlines.
+                "BACKEND_REQUEST_DEADLINE_MS": "8000", "BACKEND_GATEWAY_DEADLINE_MS": "10000",
+            ].merging(settings) { _, new in new }) { _, new in new }
+            return Provider(
+                folder: folder, process: process, providerPort: providerPort, callbackPort: callbackPort, environment: environment)
+        }
+
+        func stop() {
+            process.kill(signal: SIGKILL)
+            folder.remove()
+        }
+    }
+
     @Test("a top-up is pending until the provider's signed callback; forged and repeated callbacks change nothing")
     func httpProvider() async throws {
-        let folder = try TemporaryDirectory(prefix: "payments")
-        let providerPort = TestEnvironment.freePort(), callbackPort = TestEnvironment.freePort()
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/fake_payments.py")
-        let provider = try ChildProcess(
-            executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: ["python3", script.path, String(providerPort), "s3cret", folder.path],
-            environment: [:], logFile: folder.url.appendingPathComponent("provider.log"))
-        defer { provider.kill(signal: SIGKILL) }
-        while !provider.output.contains("ready") { try await Task.sleep(for: .milliseconds(20)) }
-        let environment = BookingFlowTests.environment.merging([
-            "BACKEND_BOOKING_PAYMENT_URL": "http://127.0.0.1:\(providerPort)", "BACKEND_BOOKING_PAYMENT_TOKEN": "provider-token",
-            "BACKEND_BOOKING_CALLBACK_SECRET": "s3cret", "BACKEND_BOOKING_CALLBACK_BIND": "127.0.0.1:\(callbackPort)",
-            "BACKEND_BOOKING_CALLBACK_URL": "http://127.0.0.1:\(callbackPort)/payments/callback",
-            // A call out to the provider under a loaded test machine: generous deadlines.
-            "BACKEND_REQUEST_DEADLINE_MS": "8000", "BACKEND_GATEWAY_DEADLINE_MS": "10000",
-        ]) { _, new in new }
+        let provider = try await Provider.start()
+        defer { provider.stop() }
+        let (folder, providerPort, callbackPort, environment) = (provider.folder, provider.providerPort, provider.callbackPort, provider.environment)
         try await TestStack.with(services: ["auth", "booking"], extraEnvironment: environment) { stack in
             let rider = try await BookingFlowTests.signUp(stack, "payer@example.com")
             let topup = try await stack.client.call(
@@ -63,6 +88,51 @@ struct PaymentTests {
             #expect(repeated.status == 200)
             #expect(try await stack.client.call("booking.pass.get", token: rider, idempotent: true).data?["sessions"] == 5)
         }
-        folder.remove()
+    }
+
+    @Test("a top-up the provider never settles expires on its durable timer, also when booking was killed and restarted meanwhile")
+    func pendingPaymentExpiresAcrossRestart() async throws {
+        let provider = try await Provider.start(silent: true, settings: ["BACKEND_BOOKING_PAYMENT_EXPIRY_SECONDS": "3"])
+        defer { provider.stop() }
+        let (callbackPort, environment) = (provider.callbackPort, provider.environment)
+        try await TestStack.with(services: ["auth", "booking"], extraEnvironment: environment) { stack in
+            let rider = try await BookingFlowTests.signUp(stack, "expiring@example.com")
+            let topup = try await stack.client.call(
+                "booking.pass.topup", data: ["package": "five"], token: rider, idem: "pay-x", timeout: .seconds(12), attempts: 1)
+            #expect(topup.data?["status"] == "pending")
+            let payment = try #require(topup.data?["payment"]?.stringValue)
+
+            // Killed before the payment is due to expire; down until after it is due.
+            let booking = try #require(stack.process("booking"))
+            booking.kill(signal: SIGKILL)
+            await booking.waitForExit(timeout: .seconds(5))
+            try await Task.sleep(for: .seconds(4))
+            try stack.start("booking")
+            try await stack.waitUntilHealthy(["booking"], timeout: .seconds(20))
+
+            let direct = try stack.directClient("booking")
+            var expired: [JSONValue] = []
+            for _ in 0..<100 where expired.isEmpty {
+                let replay = try await direct.call("booking.events.replay", data: ["after": 0], idempotent: true)
+                if case .array(let events)? = replay.data?["events"] {
+                    expired = events.filter { $0["type"] == "booking.payment.expired" }
+                }
+                if expired.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(expired.count == 1)
+            #expect(expired.first?["data"]?["payment"]?.stringValue == payment)
+            #expect(expired.first?["data"]?["late"] == true)
+            #expect(try await stack.client.call("booking.pass.get", token: rider, idempotent: true).data?["sessions"] == 0)
+
+            // A late failure changes nothing; a late success still credits what was paid, once.
+            let url = "http://127.0.0.1:\(callbackPort)/payments/callback"
+            for status in ["failed", "succeeded", "succeeded"] {
+                let body = Data(#"{"id":"prov-1","paymentId":"\#(payment)","status":"\#(status)"}"#.utf8)
+                let answer = try Curl.perform(
+                    HTTPRequest(method: "POST", url: url, headers: ["X-Signature": PaymentCallbacks.signature(of: body, secret: "s3cret")], body: body))
+                #expect(answer.status == 200)
+            }
+            #expect(try await stack.client.call("booking.pass.get", token: rider, idempotent: true).data?["sessions"] == 5)
+        }
     }
 }

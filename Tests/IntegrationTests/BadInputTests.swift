@@ -60,7 +60,7 @@ struct BadInputTests {
         }
     }
 
-    @Test("a DEALER client's extra frames and a missing delimiter get bad_request", arguments: Target.allCases)
+    @Test("a DEALER client's extra frames, a missing delimiter and too many routing frames get bad_request", arguments: Target.allCases)
     func extraFrames(target: Target) async throws {
         try await TestStack.with(services: ["auth"]) { stack in
             let body = Data(#"{"id":"x1","op":"auth.health"}"#.utf8)
@@ -71,6 +71,14 @@ struct BadInputTests {
 
             let noDelimiter = try #require(await RawClient.exchange([body], endpoint: target.endpoint(stack)))
             #expect(try Reply.parse(try #require(noDelimiter.last)).error?.code == .badRequest)
+
+            // 100,000 routing frames: refused as read, never forwarded or held.
+            let many = try #require(
+                await RawClient.exchange(Array(repeating: Data("x".utf8), count: 100_000) + [Data(), body], endpoint: target.endpoint(stack)))
+            #expect(many.count == 2 && many[0].isEmpty)
+            let refusal = try Reply.parse(try #require(many.last))
+            #expect(refusal.error?.code == .badRequest)
+            #expect(refusal.error?.message.contains("at most \(RoutedMessage.maxFrames) frames") == true)
             try await expectServing(stack, target)
         }
     }

@@ -31,6 +31,7 @@ public enum BookingService {
             data: .object(
                 ["userId": .string(), "payment": .string(), "package": .string(), "sessions": .integer(), "credit": .integer()],
                 required: ["userId", "payment", "package"])),
+        PaymentExpiry.event,
     ]
 
     /// Removes a deleted user's personal link: future bookings are cancelled (their places
@@ -71,7 +72,7 @@ public enum BookingService {
             name: name,
             summary: "WAKEPARKBY: training slots on the park's cables (reverses), prepaid passes, cancellation rules, the staff's day.",
             durability: .full,
-            operations: RiderOperations(payments: payments, state: state).all + StaffOperations(riders: directory, state: state).all,
+            operations: RiderOperations(payments: payments, state: state, paymentExpirySeconds: settings.paymentExpirySeconds).all + StaffOperations(riders: directory, state: state).all,
             events: events,
             subscriptions: [userDeleted(state)],
             migrations: { BookingMigrations.register(in: &$0) },
@@ -84,7 +85,8 @@ public enum BookingService {
                     PaymentCallbacks.server(
                         host: settings.callbackHost, port: settings.callbackPort, secret: secret, pool: pool, state: state, logger: logger)
                 ]
-            })
+            },
+            timers: [PaymentExpiry.handler])
     }
 
     /// The definition for the process: settings from `BACKEND_BOOKING_*`.
@@ -111,6 +113,9 @@ public struct BookingSettings: Sendable {
     public var callbackPort = 5680
     /// The secret the provider signs callbacks with (`BACKEND_BOOKING_CALLBACK_SECRET`).
     public var callbackSecret: String?
+    /// A top-up still pending after this many seconds expires
+    /// (`BACKEND_BOOKING_PAYMENT_EXPIRY_SECONDS`, 1 to 604,800; 30 minutes by default).
+    public var paymentExpirySeconds = 1_800
 
     public init() {}
 
@@ -128,6 +133,12 @@ public struct BookingSettings: Sendable {
             settings.callbackPort = port
         }
         settings.callbackSecret = environment["BACKEND_BOOKING_CALLBACK_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+        if let value = environment["BACKEND_BOOKING_PAYMENT_EXPIRY_SECONDS"], !value.isEmpty {
+            guard let seconds = Int(value), (1...604_800).contains(seconds) else {
+                throw ConfigurationError("BACKEND_BOOKING_PAYMENT_EXPIRY_SECONDS must be a number of seconds from 1 to 604800")
+            }
+            settings.paymentExpirySeconds = seconds
+        }
         if settings.paymentURL != nil && settings.callbackSecret == nil {
             throw ConfigurationError("BACKEND_BOOKING_PAYMENT_URL needs BACKEND_BOOKING_CALLBACK_SECRET to verify callbacks")
         }

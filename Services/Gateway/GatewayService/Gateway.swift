@@ -274,7 +274,7 @@ public final class Gateway: Service, Sendable {
                 // read), so replies and deadlines are never kept waiting for long.
                 let batchEnd = ContinuousClock.now + .milliseconds(5)
                 for _ in 0..<512 {
-                    guard let (frames, peer) = try? frontend.receiveMultipartWithPeer(dontWait: true), !frames.isEmpty else { break }
+                    guard let (frames, peer) = try? frontend.receiveMultipartWithPeer(dontWait: true, maxFrames: RoutedMessage.maxFrames + 1), !frames.isEmpty else { break }
                     accept(frames, peer: peer)
                     if ContinuousClock.now >= batchEnd { break }
                 }

@@ -87,6 +87,12 @@ public struct RequestContext: Sendable {
     /// for handlers that call an outside system (a payment) before committing, so that a
     /// retry does not call it again. Throws `conflict` if the key was used for another request.
     public func earlierReply<Result: Decodable & Sendable>(as type: Result.Type) async throws -> Result? {
+        try await earlierReplyBytes().map { try WireJSON.decode(type, from: $0) }
+    }
+
+    /// The stored reply bytes of an earlier request with the same `idem` key, if there is
+    /// one; throws `conflict` if the key was used for another request.
+    func earlierReplyBytes() async throws -> Data? {
         guard let key = idempotencyKey else { return nil }
         let scope = idempotencyScope, op = self.op, hash = requestHash
         let lookup = try await database().read { db in
@@ -95,7 +101,7 @@ public struct RequestContext: Sendable {
         switch lookup {
         case .new: return nil
         case .conflict: throw ServiceError.idempotencyConflict
-        case .replay(let data): return try WireJSON.decode(type, from: data)
+        case .replay(let data): return data
         }
     }
 

@@ -264,7 +264,7 @@ public final class RequestServer: Service, Sendable {
                 // to parse) so completions and deadlines are not starved.
                 let batchEnd = ContinuousClock.now + .milliseconds(5)
                 for _ in 0..<min(512, limits.maxInFlight - inFlight.count) {
-                    guard inFlightBytes < limits.maxInFlightBytes, let frames = try? socket.receiveMultipart(dontWait: true) else { break }
+                    guard inFlightBytes < limits.maxInFlightBytes, let frames = try? socket.receiveMultipart(dontWait: true, maxFrames: RoutedMessage.maxFrames + 1) else { break }
                     if drainUntil == nil { accept(frames) } else { refuse(frames) }
                     if ContinuousClock.now >= batchEnd { break }
                 }

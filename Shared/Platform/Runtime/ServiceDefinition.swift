@@ -26,6 +26,8 @@ public struct ServiceDefinition: Sendable {
     public var prepare: @Sendable (DatabasePool) throws -> Void
     /// Background work to run beside the socket, given the opened database.
     public var workers: @Sendable (DatabasePool, Logger) -> [any Service]
+    /// What runs each kind of durable timer the service schedules (``DurableTimers``).
+    public var timers: [TimerHandler]
 
     /// Creates a definition.
     public init(
@@ -34,7 +36,8 @@ public struct ServiceDefinition: Sendable {
         migrations: @escaping @Sendable (inout DatabaseMigrator) -> Void = { _ in },
         verifier: (any TokenVerifier)? = nil,
         prepare: @escaping @Sendable (DatabasePool) throws -> Void = { _ in },
-        workers: @escaping @Sendable (DatabasePool, Logger) -> [any Service] = { _, _ in [] }
+        workers: @escaping @Sendable (DatabasePool, Logger) -> [any Service] = { _, _ in [] },
+        timers: [TimerHandler] = []
     ) {
         self.name = name
         self.summary = summary
@@ -46,6 +49,7 @@ public struct ServiceDefinition: Sendable {
         self.verifier = verifier
         self.prepare = prepare
         self.workers = workers
+        self.timers = timers
     }
 }
 

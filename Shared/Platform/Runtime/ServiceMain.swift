@@ -55,6 +55,9 @@ public final class ServiceRuntime: Sendable {
         var workers: [any Service] = definition.workers(pool, logger) + [
             Housekeeping(pool: pool, logger: logger), WALCheckpointer(path: pool.path, logger: logger),
         ]
+        if !definition.timers.isEmpty {
+            workers.append(TimerWorker(pool: pool, handlers: definition.timers, logger: logger))
+        }
         let tokenVerifier: any TokenVerifier
         if let verifier {
             tokenVerifier = verifier

@@ -126,7 +126,13 @@ public struct ServiceOperation: Sendable {
         ServiceOperation(
             name: name, summary: summary, auth: auth, request: request, response: response, mode: .write,
             execute: { context, data in
-                let plan = try await prepare(context, try decodeRequest(Request.self, from: data))
+                let input = try decodeRequest(Request.self, from: data)
+                // A retry is answered with the first reply before `prepare` checks anything:
+                // what `prepare` checks (settings, the clock) may have changed since the
+                // first attempt succeeded. (The transaction looks again, for a retry racing
+                // the first attempt.)
+                if let earlier = try await context.earlierReplyBytes() { return earlier }
+                let plan = try await prepare(context, input)
                 return try await context.commitReply { db in try handler(context, plan, db) }
             }, executeInline: nil)
     }

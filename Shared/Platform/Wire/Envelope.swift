@@ -264,10 +264,19 @@ public struct RoutedMessage: Sendable {
         case extraFrames(envelope: [Data])
         /// Nothing after the delimiter.
         case missingBody(envelope: [Data])
+        /// More frames than any client or hop needs: answered to the first frame.
+        case tooManyFrames(identity: Data)
     }
+
+    /// The most frames a request may have: routing frames, the delimiter and the body
+    /// (a client's own is 3; the gateway adds 3). Receivers pass `maxFrames + 1` to
+    /// `ZMQSocket.receiveMultipart(dontWait:maxFrames:)` so a longer message is dropped
+    /// as it is read and refused here.
+    public static let maxFrames = 32
 
     /// Splits the frames a ROUTER received.
     public static func split(_ frames: [Data]) -> Result<RoutedMessage, Problem> {
+        guard frames.count <= maxFrames else { return .failure(.tooManyFrames(identity: frames.first ?? Data())) }
         guard let delimiter = frames.firstIndex(where: \.isEmpty) else {
             return .failure(.missingDelimiter(identity: frames.first ?? Data()))
         }
@@ -287,6 +296,8 @@ public struct RoutedMessage: Sendable {
             return (envelope, "expected exactly one frame after the delimiter")
         case .missingBody(let envelope):
             return (envelope, "no request frame after the delimiter")
+        case .tooManyFrames(let identity):
+            return ([identity, Data()], "a request has at most \(maxFrames) frames")
         }
     }
 }

@@ -7,7 +7,8 @@ callbackUrl with {"id", "paymentId", "status": "succeeded"} signed in X-Signatur
 (hex HMAC-SHA256 of the body with the shared secret), as a real provider would.
 Every create call is written to <folder>/payment-<n>.json.
 
-Usage: fake_payments.py <port> <secret> <folder>. Stops on SIGTERM or when its parent exits.
+Usage: fake_payments.py <port> <secret> <folder> [silent]. With `silent` it never calls
+back (a payment the rider never confirms). Stops on SIGTERM or when its parent exits.
 """
 import hashlib
 import hmac
@@ -20,6 +21,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORT, SECRET, FOLDER = int(sys.argv[1]), sys.argv[2].encode(), sys.argv[3]
+SILENT = len(sys.argv) > 4 and sys.argv[4] == "silent"
 lock = threading.Lock()
 count = [0]
 
@@ -61,6 +63,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(answer)))
         self.end_headers()
         self.wfile.write(answer)
+        if SILENT:
+            return
         threading.Thread(target=call_back, args=(body["callbackUrl"],
                          {"id": reference, "paymentId": body["id"], "status": "succeeded"}), daemon=True).start()
 

@@ -6,6 +6,8 @@ import Platform
 struct RiderOperations: Sendable {
     let payments: any PaymentProvider
     let state: BookingState
+    /// A top-up the provider has not settled after this long expires.
+    var paymentExpirySeconds = BookingSettings().paymentExpirySeconds
 
     var all: [ServiceOperation] { [park, days, slots, create, cancel, history, passGet, passTopup] }
 
@@ -275,7 +277,7 @@ struct RiderOperations: Sendable {
                 return try CreatePlan(input, rider: try context.requirePrincipal().userID, park: park, now: context.receivedAt)
             }
         ) { (_, prepared: CreatePlan, db: Database) in
-            let park = try state.configuration(db)
+            let park = try state.configuration(db, inWriter: true)
             // Settings changed since the plan was made (even earlier in this group commit): plan again.
             let plan = park.version == prepared.parkVersion
                 ? prepared : try CreatePlan(prepared.input, rider: prepared.rider, park: park, now: prepared.now, id: prepared.id)
@@ -499,11 +501,11 @@ struct RiderOperations: Sendable {
         let payments = self.payments
         return .task(
             "booking.pass.topup",
-            summary: "Buys a package (sessions and/or balance) through the payment provider: `dev` settles at once; `http` answers `pending` with a confirmationUrl and credits the pass when the provider calls back. Send idem: a retry pays once.",
+            summary: "Buys a package (sessions and/or balance) through the payment provider: `dev` settles at once; `http` answers `pending` with a confirmationUrl and credits the pass when the provider calls back; a payment still pending after BACKEND_BOOKING_PAYMENT_EXPIRY_SECONDS (30 minutes) expires (`booking.payment.expired`). Send idem: a retry pays once.",
             auth: Self.rider, request: .object(["package": .string(minLength: 1, maxLength: 50)], required: ["package"]),
             response: .object(
                 [
-                    "payment": .string(), "status": .oneOf(["pending", "settled", "failed"]),
+                    "payment": .string(), "status": .oneOf(["pending", "settled", "failed", "expired"]),
                     "confirmationUrl": JSONSchema.string(maxLength: 2_000).nullable().described("where the rider confirms a pending payment"),
                     "pass": Self.passSchema,
                 ], required: ["payment", "status", "pass"])
@@ -523,15 +525,19 @@ struct RiderOperations: Sendable {
                 ?? Digest.hex(Digest.randomBytes(10)))
             // The payment is on record before the provider is asked, so a callback that
             // comes back at once finds it, and a crash leaves a pending payment, not a lost one.
+            let expiry = paymentExpirySeconds
             try await context.write { db in
+                let now = Date()
                 try db.execute(
                     sql: """
                         INSERT OR IGNORE INTO payment (id, user_id, package_id, amount_minor, currency, status, created_at, sessions, credit_minor)
                         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)
                         """,
                     arguments: [
-                        paymentID, rider, package.id, package.price.minor, currency, Instant.format(Date()), package.sessions, package.credit.minor,
+                        paymentID, rider, package.id, package.price.minor, currency, Instant.format(now), package.sessions, package.credit.minor,
                     ])
+                // A retry finds the payment recorded (no change): its timer stays as set.
+                if db.changesCount > 0 { try PaymentExpiry.schedule(db, payment: paymentID, createdAt: now, after: expiry) }
             }
             let outcome = try await payments.charge(
                 PaymentRequest(id: paymentID, user: rider, amount: package.price, description: package.name))

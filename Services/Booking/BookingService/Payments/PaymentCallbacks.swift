@@ -16,12 +16,15 @@ import ServiceLifecycle
 /// callback is answered 200 and changes nothing (settlement happens once).
 public enum PaymentCallbacks {
     /// Marks a pending payment settled (crediting the pass, publishing
-    /// `booking.pass.topped_up`) or failed; returns whether anything changed.
+    /// `booking.pass.topped_up`) or failed; returns whether anything changed. An expired
+    /// payment the provider reports as succeeded is settled too: the money moved.
     static func settle(_ db: Database, payment: String, succeeded: Bool, state: BookingState?) throws -> Bool {
         guard let row = try Row.fetchOne(
-            db, sql: "SELECT user_id, package_id, status, sessions, credit_minor FROM payment WHERE id = ?", arguments: [payment]),
-            row["status"] as String == "pending"
+            db, sql: "SELECT user_id, package_id, status, sessions, credit_minor FROM payment WHERE id = ?", arguments: [payment])
         else { return false }
+        let status: String = row["status"]
+        guard status == "pending" || (status == "expired" && succeeded) else { return false }
+        try PaymentExpiry.cancel(db, payment: payment)
         let now = Instant.format(Date())
         guard succeeded else {
             try db.execute(sql: "UPDATE payment SET status = 'failed', settled_at = ? WHERE id = ?", arguments: [now, payment])

@@ -123,5 +123,28 @@ enum BookingMigrations {
                 CREATE INDEX booking_slot ON booking(cable_id, start_at, end_at, status);
                 """)
         }
+        migrator.registerMigration("booking-4-payment-expiry") { db in
+            // A payment the provider never settles expires (a durable timer, see
+            // PaymentExpiry): the status list gains `expired`, which needs a new table.
+            try db.execute(sql: """
+                CREATE TABLE payment_new (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL,
+                    package_id TEXT NOT NULL,
+                    amount_minor INTEGER NOT NULL,
+                    currency TEXT NOT NULL,
+                    status TEXT NOT NULL CHECK (status IN ('pending', 'settled', 'failed', 'expired')),
+                    provider_ref TEXT,
+                    created_at TEXT NOT NULL,
+                    settled_at TEXT,
+                    sessions INTEGER NOT NULL DEFAULT 0,
+                    credit_minor INTEGER NOT NULL DEFAULT 0
+                );
+                INSERT INTO payment_new (id, user_id, package_id, amount_minor, currency, status, provider_ref, created_at, settled_at, sessions, credit_minor)
+                    SELECT id, user_id, package_id, amount_minor, currency, status, provider_ref, created_at, settled_at, sessions, credit_minor FROM payment;
+                DROP TABLE payment;
+                ALTER TABLE payment_new RENAME TO payment;
+                """)
+        }
     }
 }

@@ -15,6 +15,8 @@ final class BookingState: Sendable {
         /// Changes with every change of the park's settings (not with bookings).
         var settingsVersion = 0
         var park: ParkConfiguration?
+        /// Settings changes written but not yet committed or rolled back.
+        var openSettingsChanges = 0
         var availability: [String: (items: Data, until: Date)] = [:]
     }
 
@@ -23,13 +25,24 @@ final class BookingState: Sendable {
     /// The current generation, to pass back when storing what was read after it.
     var generation: Int { caches.withLock { $0.generation } }
 
-    /// The park's configuration, loaded once per change.
-    func configuration(_ db: Database) throws -> ParkConfiguration {
-        let (cached, generation, version) = caches.withLock { ($0.park, $0.generation, $0.settingsVersion) }
+    /// The park's configuration, loaded once per change. `inWriter` is set by the write
+    /// transaction, which sees its own uncommitted settings.
+    ///
+    /// While a settings change is uncommitted, readers see the old settings and the writer
+    /// the new: neither is cached, and a reader's copy carries version -1, so a plan made
+    /// from it never matches and is made again in the transaction.
+    func configuration(_ db: Database, inWriter: Bool = false) throws -> ParkConfiguration {
+        let (cached, generation, version, changing) = caches.withLock {
+            ($0.park, $0.generation, $0.settingsVersion, $0.openSettingsChanges > 0)
+        }
         if let cached { return cached }
         var loaded = try ParkConfiguration.load(db)
+        if changing {
+            loaded.version = inWriter ? version : -1
+            return loaded
+        }
         loaded.version = version
-        caches.withLock { if $0.generation == generation { $0.park = loaded } }
+        caches.withLock { if $0.generation == generation && $0.openSettingsChanges == 0 { $0.park = loaded } }
         return loaded
     }
 
@@ -69,12 +82,14 @@ final class BookingState: Sendable {
     /// too, at once (so later writes of the same group commit read the new ones) and again
     /// when the transaction ends.
     func settingsChanged(_ db: Database) {
-        clear(settings: true)
-        db.afterNextTransaction(onCommit: { [self] _ in clear(settings: true) }, onRollback: { [self] _ in clear(settings: true) })
+        clear(settings: true, opening: 1)
+        db.afterNextTransaction(
+            onCommit: { [self] _ in clear(settings: true, opening: -1) }, onRollback: { [self] _ in clear(settings: true, opening: -1) })
     }
 
-    private func clear(settings: Bool) {
+    private func clear(settings: Bool, opening: Int = 0) {
         caches.withLock { caches in
+            caches.openSettingsChanges += opening
             caches.generation += 1
             if settings {
                 caches.park = nil

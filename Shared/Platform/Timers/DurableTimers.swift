@@ -1,0 +1,223 @@
+import Foundation
+import GRDB
+import Synchronization
+
+/// Durable timers: a write schedules work at an instant, in its own transaction; the
+/// service's ``TimerWorker`` runs the work once after that instant, in a write
+/// transaction of its own together with the work's effects, also across restarts.
+///
+/// A timer is a row of `platform_timer`. Firing deletes the row in the transaction that
+/// applies the handler's effects, so a timer's work is applied exactly once: a crash
+/// before the commit leaves the row, and the timer fires again after the restart. What
+/// fell due while the service was down fires at start-up with ``FiredTimer/late`` set.
+///
+/// A timer may carry a `key`, unique per kind: scheduling the same (kind, key) again
+/// moves the timer (and replaces its payload), and ``cancel(_:kind:key:)`` removes it.
+public enum DurableTimers {
+    /// At most this many bytes of payload JSON per timer.
+    public static let maximumPayloadBytes = 16 * 1_024
+
+    /// Schedules `kind` at `instant` with `payload`, in the caller's transaction; the
+    /// worker is woken after the commit. Returns the timer's id.
+    @discardableResult
+    public static func schedule(
+        _ db: Database, kind: String, at instant: Date, key: String? = nil, payload: some Encodable = [String: String]()
+    ) throws -> Int64 {
+        let json = try WireJSON.encode(payload)
+        guard json.count <= maximumPayloadBytes else { throw ServiceError.internal(ref: "timer-payload-too-large") }
+        let dueMs = Int64((instant.timeIntervalSince1970 * 1_000).rounded(.up))
+        let id = try Int64.fetchOne(
+            db.cachedStatement(
+                sql: """
+                    INSERT INTO platform_timer (kind, key, due_ms, payload, created_at) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (kind, key) WHERE key IS NOT NULL
+                    DO UPDATE SET due_ms = excluded.due_ms, payload = excluded.payload, created_at = excluded.created_at,
+                                  attempts = 0, last_error = NULL, dead = 0
+                    RETURNING id
+                    """),
+            arguments: [kind, key, dueMs, String(decoding: json, as: UTF8.self), Instant.format(Date())]) ?? db.lastInsertedRowID
+        TimerWakeups.wake(after: db)
+        return id
+    }
+
+    /// Removes the keyed timer, in the caller's transaction; returns whether there was one.
+    @discardableResult
+    public static func cancel(_ db: Database, kind: String, key: String) throws -> Bool {
+        try db.cachedStatement(sql: "DELETE FROM platform_timer WHERE kind = ? AND key = ?").execute(arguments: [kind, key])
+        return db.changesCount > 0
+    }
+
+    /// The due instant of the keyed timer, if one is pending.
+    public static func pending(_ db: Database, kind: String, key: String) throws -> Date? {
+        try Int64.fetchOne(db, sql: "SELECT due_ms FROM platform_timer WHERE kind = ? AND key = ? AND dead = 0", arguments: [kind, key])
+            .map { Date(timeIntervalSince1970: Double($0) / 1_000) }
+    }
+
+    /// Pending and dead timers, for `describe`-level counts and tests.
+    public static func counts(_ db: Database) throws -> (pending: Int, dead: Int) {
+        let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) FILTER (WHERE dead = 0), COUNT(*) FILTER (WHERE dead = 1) FROM platform_timer")
+        return (row?[0] ?? 0, row?[1] ?? 0)
+    }
+
+    static func register(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("platform-timers-1") { db in
+            try db.execute(sql: """
+                CREATE TABLE platform_timer (
+                    id INTEGER PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    key TEXT,
+                    due_ms INTEGER NOT NULL,
+                    payload TEXT NOT NULL,
+                    created_at TEXT NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    last_error TEXT,
+                    dead INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE INDEX platform_timer_due ON platform_timer(dead, due_ms);
+                CREATE UNIQUE INDEX platform_timer_key ON platform_timer(kind, key) WHERE key IS NOT NULL;
+                """)
+        }
+    }
+}
+
+/// A timer as its handler sees it.
+public struct FiredTimer: Sendable {
+    /// The timer's id.
+    public var id: Int64
+    /// Its kind, which chose the handler.
+    public var kind: String
+    /// Its key, if it was scheduled with one.
+    public var key: String?
+    /// The instant it was due.
+    public var dueAt: Date
+    /// When it fired.
+    public var firedAt: Date
+    /// It fell due while the service was not running (it fires at start-up).
+    public var late: Bool
+    /// Earlier attempts that threw.
+    public var attempts: Int
+    /// The payload's JSON text.
+    public var payload: Data
+
+    /// The payload decoded as `type`.
+    public func payload<T: Decodable>(as type: T.Type) throws -> T {
+        try JSONValueDecoder().decode(T.self, from: JSONParser.parse(payload))
+    }
+}
+
+/// What runs a kind of timer: its effects are written in `run`'s transaction, with the
+/// timer's removal. Throwing rolls the effects back; the timer is tried again later
+/// (``TimerRetry``) and, after its last attempt, kept as dead for an operator.
+public struct TimerHandler: Sendable {
+    /// The kind it handles.
+    public var kind: String
+    /// The work; it must have no effect outside the database except through
+    /// `afterNextTransaction`.
+    public var run: @Sendable (Database, FiredTimer) throws -> Void
+
+    /// Creates a handler for `kind`.
+    public init(kind: String, run: @escaping @Sendable (Database, FiredTimer) throws -> Void) {
+        self.kind = kind
+        self.run = run
+    }
+}
+
+/// When a timer whose handler threw is tried again: 1 s, 2 s, 4 s … at most an hour
+/// apart; after `maximumAttempts` it is dead.
+public struct TimerRetry: Sendable, Equatable {
+    /// Attempts before the timer is dead.
+    public var maximumAttempts = 12
+    /// The first delay.
+    public var firstDelayMs: Int64 = 1_000
+    /// The longest delay.
+    public var maximumDelayMs: Int64 = 3_600_000
+
+    public init() {}
+
+    /// The delay before the attempt that follows `failedAttempts` failures, or `nil` when
+    /// the timer is dead.
+    public func delayMs(afterFailedAttempts failedAttempts: Int) -> Int64? {
+        guard failedAttempts < maximumAttempts else { return nil }
+        let exponent = min(max(failedAttempts - 1, 0), 40)
+        let delay = firstDelayMs.multipliedReportingOverflow(by: Int64(1) << exponent)
+        return delay.overflow ? maximumDelayMs : min(delay.partialValue, maximumDelayMs)
+    }
+}
+
+/// Wakes the timer workers after a transaction that scheduled a timer commits. A process
+/// runs one service (tests run several), so every worker of the process is woken and
+/// looks at its own database: cheaper than finding the database's worker.
+enum TimerWakeups {
+    private static let wakes = Mutex<[ObjectIdentifier: TimerWake]>([:])
+    /// Connections whose open transaction already wakes the workers when it ends: one
+    /// transaction observer per transaction, however many timers it schedules.
+    private static let armed = Mutex<Set<ObjectIdentifier>>([])
+
+    static func register(_ wake: TimerWake) {
+        wakes.withLock { $0[ObjectIdentifier(wake)] = wake }
+    }
+
+    static func unregister(_ wake: TimerWake) {
+        _ = wakes.withLock { $0.removeValue(forKey: ObjectIdentifier(wake)) }
+    }
+
+    static func wake(after db: Database) {
+        let connection = ObjectIdentifier(db)
+        guard armed.withLock({ $0.insert(connection).inserted }) else { return }
+        db.afterNextTransaction(
+            onCommit: { _ in
+                _ = armed.withLock { $0.remove(connection) }
+                for wake in wakes.withLock({ Array($0.values) }) { wake.signal() }
+            },
+            onRollback: { _ in _ = armed.withLock { $0.remove(connection) } })
+    }
+}
+
+/// A re-armable wake-up: `signal` ends the current or next `wait`.
+final class TimerWake: Sendable {
+    private let state = Mutex<(signalled: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    func signal() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let waiter = state.waiter {
+                state.waiter = nil
+                return waiter
+            }
+            state.signalled = true
+            return nil
+        }
+        waiter?.resume()
+    }
+
+    /// Returns when signalled, or after `timeout`.
+    func wait(upTo timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    try await Task.sleep(for: timeout)
+                    self.signal()
+                } catch {}
+            }
+            group.addTask {
+                // Cancelled (shutdown): the waiter is released at once.
+                await withTaskCancellationHandler { await self.waitForSignal() } onCancel: { self.signal() }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func waitForSignal() async {
+        await withCheckedContinuation { continuation in
+            let resumeNow = state.withLock { state -> Bool in
+                if state.signalled {
+                    state.signalled = false
+                    return true
+                }
+                state.waiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+}

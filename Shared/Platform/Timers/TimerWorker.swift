@@ -1,0 +1,134 @@
+import Foundation
+import GRDB
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Fires a service's due timers (``DurableTimers``): each in a savepoint of a write
+/// transaction, with its removal, up to `batchSize` per transaction; then sleeps until
+/// the next one is due, or until a commit schedules one (at most `idleCheck`).
+public final class TimerWorker: Service, Sendable {
+    private let pool: DatabasePool
+    private let handlers: [String: TimerHandler]
+    private let retry: TimerRetry
+    private let logger: Logger
+    private let batchSize: Int
+    private let idleCheck: Duration
+    private let wake = TimerWake()
+    private let stopping = Atomic<Bool>(false)
+    /// Timers due before this fell due while the service was down: they are late.
+    private let startedAt = Date()
+
+    /// Creates the worker for `handlers` over the service's database.
+    public init(
+        pool: DatabasePool, handlers: [TimerHandler], retry: TimerRetry = TimerRetry(), logger: Logger, batchSize: Int = 1_000,
+        idleCheck: Duration = .seconds(30)
+    ) {
+        self.pool = pool
+        self.handlers = Dictionary(handlers.map { ($0.kind, $0) }, uniquingKeysWith: { first, _ in first })
+        self.retry = retry
+        self.logger = logger
+        self.batchSize = batchSize
+        self.idleCheck = idleCheck
+    }
+
+    public func run() async throws {
+        TimerWakeups.register(wake)
+        defer { TimerWakeups.unregister(wake) }
+        await withGracefulShutdownHandler {
+            while !Task.isCancelled && !stopping.load(ordering: .relaxed) {
+                let next = await fireDue()
+                var wait = idleCheck
+                if let next {
+                    let untilNext = Duration.milliseconds(max(0, Int64((next.timeIntervalSinceNow * 1_000).rounded(.up))))
+                    wait = min(wait, untilNext)
+                }
+                if wait > .zero { await wake.wait(upTo: wait) }
+            }
+        } onGracefulShutdown: {
+            self.stopping.store(true, ordering: .relaxed)
+            self.wake.signal()
+        }
+    }
+
+    /// Fires everything due now; returns when the next pending timer is due.
+    func fireDue() async -> Date? {
+        while !stopping.load(ordering: .relaxed) {
+            do {
+                let now = Date()
+                let outcome = try await pool.write { db in try self.fireBatch(db, now: now) }
+                if outcome.late > 0 {
+                    logger.notice("timers that fell due while the service was down fired", metadata: ["count": "\(outcome.late)"])
+                }
+                if outcome.examined < batchSize { return outcome.next }
+            } catch {
+                logger.error("cannot fire timers", metadata: ["error": "\(error)"])
+                return Date().addingTimeInterval(1)
+            }
+        }
+        return nil
+    }
+
+    private struct BatchOutcome {
+        var examined = 0
+        var late = 0
+        var next: Date?
+    }
+
+    private func fireBatch(_ db: Database, now: Date) throws -> BatchOutcome {
+        let nowMs = Int64((now.timeIntervalSince1970 * 1_000).rounded(.down))
+        let rows = try Row.fetchAll(
+            db.cachedStatement(
+                sql: "SELECT id, kind, key, due_ms, payload, attempts FROM platform_timer WHERE dead = 0 AND due_ms <= ? ORDER BY due_ms, id LIMIT ?"),
+            arguments: [nowMs, batchSize])
+        var outcome = BatchOutcome(examined: rows.count)
+        for row in rows {
+            let dueMs: Int64 = row[3]
+            let payload: String = row[4]
+            let timer = FiredTimer(
+                id: row[0], kind: row[1], key: row[2], dueAt: Date(timeIntervalSince1970: Double(dueMs) / 1_000), firedAt: now,
+                late: Double(dueMs) / 1_000 < startedAt.timeIntervalSince1970, attempts: row[5], payload: Data(payload.utf8))
+            guard let handler = handlers[timer.kind] else {
+                try markFailed(db, timer, reason: "no handler for this kind", nowMs: nowMs, final: true)
+                continue
+            }
+            do {
+                try db.inSavepoint {
+                    try handler.run(db, timer)
+                    try db.cachedStatement(sql: "DELETE FROM platform_timer WHERE id = ?").execute(arguments: [timer.id])
+                    return .commit
+                }
+                if timer.late { outcome.late += 1 }
+            } catch {
+                try markFailed(db, timer, reason: Self.describe(error), nowMs: nowMs, final: false)
+            }
+        }
+        outcome.next = try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(due_ms) FROM platform_timer WHERE dead = 0"))
+            .map { Date(timeIntervalSince1970: Double($0) / 1_000) }
+        return outcome
+    }
+
+    private func markFailed(_ db: Database, _ timer: FiredTimer, reason: String, nowMs: Int64, final: Bool) throws {
+        let attempts = timer.attempts + 1
+        if !final, let delay = retry.delayMs(afterFailedAttempts: attempts) {
+            try db.execute(
+                sql: "UPDATE platform_timer SET attempts = ?, last_error = ?, due_ms = ? WHERE id = ?",
+                arguments: [attempts, reason, nowMs + delay, timer.id])
+            logger.warning(
+                "timer failed; it will be tried again",
+                metadata: ["kind": "\(timer.kind)", "timer": "\(timer.id)", "attempts": "\(attempts)", "error": "\(reason)"])
+        } else {
+            try db.execute(
+                sql: "UPDATE platform_timer SET attempts = ?, last_error = ?, dead = 1 WHERE id = ?", arguments: [attempts, reason, timer.id])
+            logger.error(
+                "timer is dead: kept for an operator", metadata: ["kind": "\(timer.kind)", "timer": "\(timer.id)", "error": "\(reason)"])
+        }
+    }
+
+    /// A short description of a handler's error, kept with the timer (no payload, no SQL).
+    private static func describe(_ error: any Error) -> String {
+        if let serviceError = error as? ServiceError { return serviceError.code.rawValue }
+        if let databaseError = error as? DatabaseError { return "database error \(databaseError.resultCode.rawValue)" }
+        return String(String(describing: type(of: error)).prefix(200))
+    }
+}
