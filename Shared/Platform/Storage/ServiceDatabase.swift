@@ -114,5 +114,7 @@ enum PlatformMigrations {
             // write that carries a key, goes.
             try db.execute(sql: "DROP INDEX platform_idempotency_created")
         }
+        // Uploaded images and who refers to them (Media/MediaCatalog.swift).
+        migrator.registerMigration("platform-media-1", migrate: MediaCatalog.createTables)
     }
 }

@@ -123,5 +123,13 @@ enum BookingMigrations {
                 CREATE INDEX booking_slot ON booking(cable_id, start_at, end_at, status);
                 """)
         }
+        migrator.registerMigration("booking-4-pictures") { db in
+            // A picture per cable and package: the id of an upload of booking.media.put,
+            // referenced in platform_media_reference as `cable:<id>` / `package:<id>`.
+            try db.execute(sql: """
+                ALTER TABLE cable ADD COLUMN image_id TEXT REFERENCES platform_media(id);
+                ALTER TABLE package ADD COLUMN image_id TEXT REFERENCES platform_media(id);
+                """)
+        }
     }
 }
