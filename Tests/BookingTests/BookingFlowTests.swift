@@ -201,4 +201,44 @@ struct BookingFlowTests {
             #expect(freed == "cancelled")
         }
     }
+
+    @Test("pictures through the gateway: an admin uploads one and sets it on a cable, a rider reads it back; a text file and an oversized image are refused")
+    func picturesThroughTheGateway() async throws {
+        try await Park.with { park in
+            let stack = park.stack
+            let rider = try await Self.signUp(stack, "rider-pictures@park.example")
+            let content = TestImages.png(width: 120, height: 80)
+            let put = try await stack.client.call(
+                "booking.media.put", data: ["content": .string(content.base64EncodedString())], token: park.admin, idem: "picture-1")
+            #expect(put.data?["contentType"] == "image/png" && put.data?["width"] == 120 && put.data?["height"] == 80)
+            let id = try #require(put.data?["id"], "\(put.error?.message ?? "")")
+            let set = try await stack.client.call(
+                "booking.admin.cables.set", data: ["id": "reverse-1", "name": "Reverse 1", "image": id], token: park.admin)
+            #expect(set.ok, "\(set.error?.message ?? "")")
+            let cables = try await stack.client.call("booking.park.get", idempotent: true).data?["cables"]?.arrayValue ?? []
+            #expect(cables.first { $0["id"] == "reverse-1" }?["image"] == id)
+
+            for caller in [rider, nil] {
+                let got = try await stack.client.call("booking.media.get", data: ["id": id], token: caller, idempotent: true)
+                #expect(got.data?["contentType"] == "image/png")
+                #expect(got.data?["content"]?.stringValue.flatMap { Data(base64Encoded: $0) } == content)
+            }
+            let text = try await stack.client.call(
+                "booking.media.put", data: ["content": .string(Data("not a picture, though named reverse.png".utf8).base64EncodedString())],
+                token: park.admin)
+            #expect(text.error?.code == .validationFailed && text.error?.fields["content"] != nil)
+            let byRider = try await stack.client.call("booking.media.put", data: ["content": .string(content.base64EncodedString())], token: rider)
+            #expect(byRider.error?.code == .forbidden)
+            // Over 512 KiB but within a request: booking refuses it with the limit.
+            let oversized = TestImages.png(width: 300, height: 582)
+            let tooLarge = try await stack.client.call(
+                "booking.media.put", data: ["content": .string(oversized.base64EncodedString())], token: park.admin)
+            #expect(tooLarge.error?.code == .payloadTooLarge && tooLarge.error?.details["limitBytes"] == 524_288)
+            // Over the 1 MiB request limit: the gateway refuses it unread.
+            let huge = TestImages.png(width: 300, height: 900)
+            let request = try await stack.client.call("booking.media.put", data: ["content": .string(huge.base64EncodedString())], token: park.admin)
+            #expect(request.error?.code == .payloadTooLarge)
+            #expect(try await stack.client.call("booking.media.get", data: ["id": "med_0193a4f2c1e8_5f0c2d9a8b7e6f10"]).error?.code == .notFound)
+        }
+    }
 }

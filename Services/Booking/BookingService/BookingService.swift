@@ -56,6 +56,7 @@ public enum BookingService {
         try db.execute(sql: "UPDATE ledger SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])
         try db.execute(sql: "UPDATE payment SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])
         try db.execute(sql: "DELETE FROM pass WHERE user_id = ?", arguments: [user])
+        try MediaCatalog.forget(db, user: user)
         state.changed(db)
         }
     }
@@ -70,9 +71,13 @@ public enum BookingService {
             } ?? DevPaymentProvider()
         return ServiceDefinition(
             name: name,
-            summary: "WAKEPARKBY: training slots on the park's cables (reverses), prepaid passes, cancellation rules, the staff's day.",
+            summary:
+                "WAKEPARKBY: training slots on the park's cables (reverses), prepaid passes, cancellation rules, the staff's day, pictures of cables and packages.",
             durability: .full,
-            operations: RiderOperations(payments: payments, state: state, paymentExpirySeconds: settings.paymentExpirySeconds).all + StaffOperations(riders: directory, state: state).all,
+            operations: RiderOperations(payments: payments, state: state, paymentExpirySeconds: settings.paymentExpirySeconds).all
+                + StaffOperations(riders: directory, state: state).all
+                // Pictures of cables and packages: staff upload them, the app shows them to anyone.
+                + MediaOperations.operations(service: name, putAuth: StaffOperations.staff, getAuth: .public),
             events: events,
             subscriptions: [userDeleted(state)],
             migrations: { BookingMigrations.register(in: &$0) },

@@ -53,7 +53,7 @@ public final class ServiceRuntime: Sendable {
         try definition.prepare(pool)
         var subscriptions = definition.subscriptions
         var workers: [any Service] = definition.workers(pool, logger) + [
-            Housekeeping(pool: pool, logger: logger), WALCheckpointer(path: pool.path, logger: logger),
+            Housekeeping(pool: pool, logger: logger, media: MediaStore(service: definition.name, databasePath: pool.path)), WALCheckpointer(path: pool.path, logger: logger),
         ]
         if !definition.timers.isEmpty {
             workers.append(TimerWorker(pool: pool, handlers: definition.timers, logger: logger))

@@ -115,5 +115,7 @@ enum PlatformMigrations {
             try db.execute(sql: "DROP INDEX platform_idempotency_created")
         }
         DurableTimers.register(in: &migrator)
+        // Uploaded images and who refers to them (Media/MediaCatalog.swift).
+        migrator.registerMigration("platform-media-1", migrate: MediaCatalog.createTables)
     }
 }

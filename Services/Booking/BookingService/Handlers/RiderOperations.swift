@@ -32,14 +32,16 @@ struct RiderOperations: Sendable {
     var park: ServiceOperation {
         let state = self.state
         return .read(
-            "booking.park.get", summary: "The park: time zone, reverses (cables), slot length, places per slot, rules, price and pass packages.",
+            "booking.park.get",
+            summary: "The park: time zone, reverses (cables), slot length, places per slot, rules, price and pass packages; cables and packages with their pictures' ids (booking.media.get).",
             auth: .public, request: .empty,
             response: .object(
                 [
                     "timeZone": .string(format: .timeZone), "slotMinutes": .integer(minimum: 5, maximum: 240), "capacity": .integer(minimum: 1),
                     "minimumNoticeMinutes": .integer(minimum: 0), "horizonDays": .integer(minimum: 1), "maxBookingsPerDay": .integer(minimum: 1),
                     "price": Money.schema, "freeCancellationSeconds": .integer(minimum: 0), "lateSanction": .oneOf(["forfeit", "none"]),
-                    "cables": .array(of: .object(["id": .string(), "name": .string(), "active": .boolean], required: ["id", "name", "active"])),
+                    "cables": .array(
+                        of: .object(["id": .string(), "name": .string(), "active": .boolean, "image": Self.imageSchema], required: ["id", "name", "active"])),
                     "packages": .array(of: Self.packageSchema),
                 ],
                 required: [
@@ -442,8 +444,14 @@ struct RiderOperations: Sendable {
     }
 
     static let packageSchema = JSONSchema.object(
-        ["id": .string(), "name": .string(), "sessions": .integer(minimum: 0), "credit": Money.schema, "price": Money.schema],
+        [
+            "id": .string(), "name": .string(), "sessions": .integer(minimum: 0), "credit": Money.schema, "price": Money.schema,
+            "image": RiderOperations.imageSchema,
+        ],
         required: ["id", "name", "sessions", "credit", "price"])
+
+    /// The picture of a cable or package: an id for `booking.media.get`, absent when none.
+    static let imageSchema = JSONSchema.string(maxLength: 100).described("its picture: an id for booking.media.get; absent when none")
 
     static let passSchema = JSONSchema.object(
         [

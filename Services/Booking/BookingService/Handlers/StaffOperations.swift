@@ -350,23 +350,49 @@ struct StaffOperations: Sendable {
         var id: String
         var name: String
         var active: Bool?
+        var image: String?
+    }
+
+    /// The `image` member of a cable or package request: absent keeps the picture, `null`
+    /// clears it, an id (of `booking.media.put`) sets it.
+    static let imageField = JSONSchema.string(minLength: 1, maxLength: 100).nullable()
+        .described("its picture: an id from booking.media.put; null removes it; absent keeps it")
+
+    /// The picture a row should show after a request: the one it had unless the request
+    /// names `image` (an id, or `null` for none).
+    static func requestedImage(_ context: RequestContext, current: String?) -> String? {
+        guard let given = context.data["image"] else { return current }
+        return given.stringValue
     }
 
     var cableSet: ServiceOperation {
         let state = self.state
         return .write(
-            "booking.admin.cables.set", summary: "Adds or renames a cable (reverse), or takes it out of service (`active: false`).",
+            "booking.admin.cables.set",
+            summary: "Adds or renames a cable (reverse), takes it out of service (`active: false`), or sets or removes its picture (`image`).",
             auth: Self.staff,
-            request: .object(["id": .string(minLength: 1, maxLength: 50), "name": .string(minLength: 1, maxLength: 100), "active": .boolean], required: ["id", "name"]),
+            request: .object(
+                [
+                    "id": .string(minLength: 1, maxLength: 50), "name": .string(minLength: 1, maxLength: 100), "active": .boolean,
+                    "image": Self.imageField,
+                ], required: ["id", "name"]),
             response: .empty
-        ) { (_, input: CableRequest, db: Database) in
+        ) { (context, input: CableRequest, db: Database) in
+            let current = try String.fetchOne(db, sql: "SELECT image_id FROM cable WHERE id = ?", arguments: [input.id])
+            let image = Self.requestedImage(context, current: current)
+            try MediaCatalog.requireUpload(db, image, field: "image")
             try db.execute(
-                sql: "INSERT INTO cable (id, name, active) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET name = excluded.name, active = excluded.active",
-                arguments: [input.id, input.name, input.active ?? true])
+                sql: """
+                    INSERT INTO cable (id, name, active, image_id) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET name = excluded.name, active = excluded.active, image_id = excluded.image_id
+                    """,
+                arguments: [input.id, input.name, input.active ?? true, image])
+            try MediaCatalog.replace(db, owner: Cable.imageOwner(input.id), current, with: image, field: "image", store: try context.mediaStore())
             state.settingsChanged(db)
             return Empty()
         }
     }
+
 }
 
 extension StaffOperations {
@@ -377,31 +403,36 @@ extension StaffOperations {
         var credit: Int64
         var price: Int64
         var active: Bool?
+        var image: String?
     }
 
     var packageSet: ServiceOperation {
         let state = self.state
         return .write(
             "booking.admin.packages.set",
-            summary: "Adds or changes a pass package: sessions and/or balance credit (minor units) for a price (minor units, the park's currency); `active: false` withdraws it.",
+            summary: "Adds or changes a pass package: sessions and/or balance credit (minor units) for a price (minor units, the park's currency); `active: false` withdraws it; `image` sets or removes its picture.",
             auth: Self.staff,
             request: .object(
                 [
                     "id": .string(minLength: 1, maxLength: 50), "name": .string(minLength: 1, maxLength: 100),
                     "sessions": .integer(minimum: 0, maximum: 1_000), "credit": .integer(minimum: 0, maximum: 100_000_000),
-                    "price": .integer(minimum: 1, maximum: 100_000_000), "active": .boolean,
+                    "price": .integer(minimum: 1, maximum: 100_000_000), "active": .boolean, "image": Self.imageField,
                 ], required: ["id", "name", "sessions", "credit", "price"]),
             response: .empty
-        ) { (_, input: PackageRequest, db: Database) in
+        ) { (context, input: PackageRequest, db: Database) in
             guard input.sessions > 0 || input.credit > 0 else {
                 throw ServiceError.validationFailed(["sessions": "a package gives sessions or credit", "credit": "a package gives sessions or credit"])
             }
+            let current = try String.fetchOne(db, sql: "SELECT image_id FROM package WHERE id = ?", arguments: [input.id])
+            let image = Self.requestedImage(context, current: current)
+            try MediaCatalog.requireUpload(db, image, field: "image")
             try db.execute(
                 sql: """
-                    INSERT INTO package (id, name, sessions, credit_minor, price_minor, active) VALUES (?, ?, ?, ?, ?, ?)
+                    INSERT INTO package (id, name, sessions, credit_minor, price_minor, active, image_id) VALUES (?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT(id) DO UPDATE SET name = excluded.name, sessions = excluded.sessions, credit_minor = excluded.credit_minor,
-                        price_minor = excluded.price_minor, active = excluded.active
-                    """, arguments: [input.id, input.name, input.sessions, input.credit, input.price, input.active ?? true])
+                        price_minor = excluded.price_minor, active = excluded.active, image_id = excluded.image_id
+                    """, arguments: [input.id, input.name, input.sessions, input.credit, input.price, input.active ?? true, image])
+            try MediaCatalog.replace(db, owner: Package.imageOwner(input.id), current, with: image, field: "image", store: try context.mediaStore())
             state.settingsChanged(db)
             return Empty()
         }

@@ -146,5 +146,13 @@ enum BookingMigrations {
                 ALTER TABLE payment_new RENAME TO payment;
                 """)
         }
+        migrator.registerMigration("booking-4-pictures") { db in
+            // A picture per cable and package: the id of an upload of booking.media.put,
+            // referenced in platform_media_reference as `cable:<id>` / `package:<id>`.
+            try db.execute(sql: """
+                ALTER TABLE cable ADD COLUMN image_id TEXT REFERENCES platform_media(id);
+                ALTER TABLE package ADD COLUMN image_id TEXT REFERENCES platform_media(id);
+                """)
+        }
     }
 }

@@ -7,6 +7,11 @@ struct Cable: Codable, Sendable, Equatable {
     var id: String
     var name: String
     var active: Bool
+    /// Its picture (`booking.media.get`), if staff set one.
+    var image: String?
+
+    /// The owner name of its picture's reference (``MediaCatalog``).
+    static func imageOwner(_ id: String) -> String { "cable:\(id)" }
 }
 
 /// A top-up package of the pass.
@@ -16,6 +21,11 @@ struct Package: Codable, Sendable, Equatable {
     var sessions: Int64
     var credit: Money
     var price: Money
+    /// Its picture (`booking.media.get`), if staff set one.
+    var image: String?
+
+    /// The owner name of its picture's reference (``MediaCatalog``).
+    static func imageOwner(_ id: String) -> String { "package:\(id)" }
 }
 
 /// The park's configuration as stored: everything the booking rules need.
@@ -59,8 +69,8 @@ struct ParkConfiguration: Sendable {
             policy: LateCancellationPolicy(
                 freeCancellationSeconds: park["free_cancellation_seconds"],
                 sanction: LateCancellationPolicy.Sanction(rawValue: park["sanction"]) ?? .forfeit),
-            cables: try Row.fetchAll(db, sql: "SELECT id, name, active FROM cable ORDER BY id").map {
-                Cable(id: $0["id"], name: $0["name"], active: $0["active"])
+            cables: try Row.fetchAll(db, sql: "SELECT id, name, active, image_id FROM cable ORDER BY id").map {
+                Cable(id: $0["id"], name: $0["name"], active: $0["active"], image: $0["image_id"])
             })
     }
 
@@ -68,7 +78,7 @@ struct ParkConfiguration: Sendable {
         try Row.fetchAll(db, sql: "SELECT * FROM package WHERE active = 1 ORDER BY price_minor, id").map {
             Package(
                 id: $0["id"], name: $0["name"], sessions: $0["sessions"], credit: Money(minor: $0["credit_minor"], currency: currency),
-                price: Money(minor: $0["price_minor"], currency: currency))
+                price: Money(minor: $0["price_minor"], currency: currency), image: $0["image_id"])
         }
     }
 }
