@@ -114,5 +114,6 @@ enum PlatformMigrations {
             // write that carries a key, goes.
             try db.execute(sql: "DROP INDEX platform_idempotency_created")
         }
+        DeliveryOutbox.registerMigration(in: &migrator)
     }
 }
