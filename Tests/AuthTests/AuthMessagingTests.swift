@@ -49,6 +49,31 @@ final class FakeProviders: Sendable {
             .compactMap { try? String(contentsOfFile: folder.url.appendingPathComponent($0).path, encoding: .utf8) }
     }
 
+    /// The files the fake wrote whose name starts with `prefix`, parsed as JSON, oldest first.
+    func records(_ prefix: String) -> [JSONValue] {
+        files(prefix).compactMap { try? JSONParser.parse(Data($0.utf8)) }
+    }
+
+    /// Waits until the fake wrote at least `count` files starting with `prefix`, and returns them.
+    func waitForRecords(_ prefix: String, count: Int, timeout: Duration = .seconds(15)) async throws -> [JSONValue] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let found = records(prefix)
+            if found.count >= count { return found }
+            guard ContinuousClock.now < deadline else { throw TestStackError("the fake providers got \(found.count) \(prefix) of \(count)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Makes the fakes misbehave (see `fake_providers.py`): `["refuseSms": 2]`, `["refuseMail": 1, "mailCode": 550]`, ...
+    func control(_ settings: JSONValue) async throws {
+        let response = try await Curl.send(
+            HTTPRequest(
+                method: "POST", url: "http://127.0.0.1:\(httpPort)/control", headers: ["Content-Type": "application/json"],
+                body: settings.serialized))
+        guard response.status == 200 else { throw TestStackError("the fake providers refused their control: HTTP \(response.status)") }
+    }
+
     func stop() async {
         await process.stop(grace: .seconds(3))
         folder.remove()
