@@ -49,6 +49,13 @@ public final class DeliveryOutbox: Sendable {
         return id
     }
 
+    /// Removes every message to `destination`, whatever its state, in the current
+    /// transaction: when an account is deleted, nothing addressed to it stays. (A scan:
+    /// deletions are rare, and sent rows are pruned after a week.)
+    public static func forget(_ db: Database, destination: String) throws {
+        try db.execute(sql: "DELETE FROM platform_delivery WHERE destination = ?", arguments: [destination])
+    }
+
     /// Wakes the worker once the current transaction commits.
     func wakeAfterCommit(_ db: Database) {
         let wake = self.wake

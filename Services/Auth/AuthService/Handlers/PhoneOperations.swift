@@ -153,7 +153,7 @@ enum Accounts {
         let contacts = try Row.fetchOne(db, sql: "SELECT email, phone FROM user WHERE id = ?", arguments: [userID])
         for target in [userID, contacts?["email"] as String?, contacts?["phone"] as String?].compactMap({ $0 }) {
             try db.execute(sql: "DELETE FROM one_time_code WHERE target = ?", arguments: [target])
-            try db.execute(sql: "DELETE FROM message WHERE recipient = ?", arguments: [target])
+            try DeliveryOutbox.forget(db, destination: target)
             for prefix in ["login:", "sms:", "reset:"] {
                 try db.execute(sql: "DELETE FROM attempt WHERE key = ?", arguments: [prefix + target])
             }
