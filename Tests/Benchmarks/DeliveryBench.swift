@@ -85,5 +85,21 @@ struct DeliveryBench: AsyncParsableCommand {
         print(String(format: "queued:    %8.0f messages/s  (%.2f s for all, one fsync per group commit)", Double(count) / seconds(queued), seconds(queued)))
         print(String(format: "delivered: %8.0f messages/s  (last one sent %.2f s after the first was queued)", Double(count) / seconds(delivered), seconds(delivered)))
         print(String(format: "recorded:  %8.0f messages/s  (every one marked sent, %.2f s)", Double(count) / seconds(recorded), seconds(recorded)))
+
+        // A backlog (as after a provider's outage): everything queued first, then drained.
+        try await pool.write { db in
+            for index in 0..<count { try outbox.enqueue(db, channel: "sms", to: "+7917\(1_000_000 + index)", payload: payload) }
+        }
+        let backlog = CountingTransport()
+        let drainer = DeliveryWorker(pool: pool, outbox: outbox, transports: [backlog], logger: logger)
+        let drainStarted = ContinuousClock.now
+        let draining = Task { try await drainer.run() }
+        while try await pool.read({ db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_delivery WHERE status = 'sent'") }) ?? 0 < 2 * count {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let drained = ContinuousClock.now - drainStarted
+        draining.cancel()
+        _ = try? await draining.value
+        print(String(format: "backlog:   %8.0f messages/s  (%d queued beforehand, sent and recorded in %.2f s)", Double(count) / seconds(drained), count, seconds(drained)))
     }
 }

@@ -116,7 +116,7 @@ public final class DeliveryWorker: Service, Sendable {
         let metadata: Logger.Metadata = ["id": "\(message.id)", "channel": "\(message.channel)", "ms": "\(end - start)"]
         switch outcome {
         case .delivered:
-            logger.debug("message sent", metadata: metadata)
+            logger.info("message sent", metadata: metadata)
             return .sent(id: message.id, atMs: end)
         case .retry(let reason), .permanent(let reason):
             // Reasons name the provider's answer, never the payload (see DeliveryTransport).
