@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 
 @testable import AuthService
+@testable import Platform
 
 /// The fake SMTP relay, SMS webhook and Graph API of `Fixtures/fake_providers.py`, on
 /// loopback ports of their own.
@@ -46,6 +47,31 @@ final class FakeProviders: Sendable {
         return names.filter { $0.hasPrefix(prefix) && !$0.hasSuffix(".tmp") }
             .sorted { (Int($0.split(separator: "-")[1].split(separator: ".")[0]) ?? 0) < (Int($1.split(separator: "-")[1].split(separator: ".")[0]) ?? 0) }
             .compactMap { try? String(contentsOfFile: folder.url.appendingPathComponent($0).path, encoding: .utf8) }
+    }
+
+    /// The files the fake wrote whose name starts with `prefix`, parsed as JSON, oldest first.
+    func records(_ prefix: String) -> [JSONValue] {
+        files(prefix).compactMap { try? JSONParser.parse(Data($0.utf8)) }
+    }
+
+    /// Waits until the fake wrote at least `count` files starting with `prefix`, and returns them.
+    func waitForRecords(_ prefix: String, count: Int, timeout: Duration = .seconds(15)) async throws -> [JSONValue] {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let found = records(prefix)
+            if found.count >= count { return found }
+            guard ContinuousClock.now < deadline else { throw TestStackError("the fake providers got \(found.count) \(prefix) of \(count)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Makes the fakes misbehave (see `fake_providers.py`): `["refuseSms": 2]`, `["refuseMail": 1, "mailCode": 550]`, ...
+    func control(_ settings: JSONValue) async throws {
+        let response = try await Curl.send(
+            HTTPRequest(
+                method: "POST", url: "http://127.0.0.1:\(httpPort)/control", headers: ["Content-Type": "application/json"],
+                body: settings.serialized))
+        guard response.status == 200 else { throw TestStackError("the fake providers refused their control: HTTP \(response.status)") }
     }
 
     func stop() async {
@@ -274,64 +300,53 @@ struct AuthMessagingTests {
     }
 }
 
-/// The delivery outbox: nothing lost when sending fails or the process stops between
-/// commit and send, nothing sent twice once marked sent.
+/// Auth's messages on the platform's delivery outbox (its retries and dead letters are
+/// tested in PlatformTests' DeliveryTests; the relay and webhook in AuthMessagingTests).
 @Suite("Message delivery")
 struct MessageDeliveryTests {
-    /// Records deliveries and fails the first `failures` attempts, like a flaky relay.
-    final class RecordingTransport: MessageTransport, Sendable {
-        let delivered = Mutex<[String]>([])
-        let failures = Mutex<Int>(0)
-        init(failures: Int) { self.failures.withLock { $0 = failures } }
-        func deliver(_ message: OutgoingMessage) throws {
-            let fail = failures.withLock { count -> Bool in
-                guard count > 0 else { return false }
-                count -= 1
-                return true
-            }
-            if fail { throw TransferError(description: "relay unavailable") }
-            delivered.withLock { $0.append(message.id) }
-        }
-    }
-
-    @Test("a failed send stays queued and is retried; a restarted sender does not resend")
-    func atLeastOnceWithoutDuplicates() throws {
+    @Test("unsent messages of auth's old table move to the platform outbox with their ids; sent ones and the table go")
+    func migration() throws {
         let directory = try TemporaryDirectory()
-        let pool = try ServiceDatabase.open(
-            directory: directory.url, name: "auth", durability: .full,
-            migrations: { migrator in
-                AuthMigrations.register(in: &migrator)
-                MessageOutbox.migrate(&migrator)
-            })
-        try pool.write { db in
-            try MessageOutbox.enqueue(db, .email, to: "a@example.com", subject: "s", body: "b", wake: nil)
-            try MessageOutbox.enqueue(db, .sms, to: "+79160000000", body: "c", wake: nil)
+        let definition = AuthService.definition(settings: AuthSettings(), dataDirectory: directory.url)
+        var migrator = DatabaseMigrator()
+        PlatformMigrations.register(in: &migrator)
+        definition.migrations(&migrator)
+        let path = directory.url.appendingPathComponent("auth.sqlite").path
+        do {
+            let queue = try DatabaseQueue(path: path)
+            try migrator.migrate(queue, upTo: "auth-5-email-verified")
+            try queue.write { db in
+                let insert = """
+                    INSERT INTO message (id, channel, recipient, subject, body, created_at, next_attempt_at, attempts, sent_at, last_error)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """
+                try db.execute(sql: insert, arguments: ["msg_due", "email", "a@example.com", "Reset", "code 111111", "2026-11-22T10:00:00.000Z", 1_795_000_000.5, 2, nil, "timeout"])
+                try db.execute(sql: insert, arguments: ["msg_sent", "sms", "+79160000000", "", "", "2026-11-22T10:00:00.000Z", 1_795_000_000.0, 1, "2026-11-22T10:00:01.000Z", nil])
+                try db.execute(sql: insert, arguments: ["msg_given_up", "sms", "+79160000001", "", "code 222222", "2026-11-22T10:00:00.000Z", Double.greatestFiniteMagnitude, 10, nil, "HTTP 500"])
+            }
         }
-        var logger = Logger(label: "sender")
-        logger.logLevel = .critical
-        let flaky = RecordingTransport(failures: 1)
-        let sender = MessageSender(pool: pool, transports: [.email: flaky, .sms: flaky], wake: .init(), logger: logger)
-        sender.drainOnce()
-        #expect(flaky.delivered.withLock { $0.count } == 1)
-        // The failed one is due again later; make it due now, as time would.
-        try pool.write { db in try db.execute(sql: "UPDATE message SET next_attempt_at = 0 WHERE sent_at IS NULL") }
-        let restarted = MessageSender(pool: pool, transports: [.email: flaky, .sms: flaky], wake: .init(), logger: logger)
-        restarted.drainOnce()
-        restarted.drainOnce()
-        let delivered = flaky.delivered.withLock { $0 }
-        #expect(delivered.count == 2 && Set(delivered).count == 2)
-        #expect(try pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM message WHERE sent_at IS NULL") } == 0)
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "auth", durability: .full, migrations: definition.migrations)
+        let rows = try pool.read { db in try Row.fetchAll(db, sql: "SELECT * FROM platform_delivery ORDER BY id") }
+        #expect(rows.map { $0["id"] as String } == ["msg_due", "msg_given_up"])
+        let due = rows[0], dead = rows[1]
+        #expect(due["status"] as String == "pending" && due["next_attempt_at"] as Int64 == 1_795_000_000_500 && due["attempts"] as Int == 2)
+        #expect(try JSONParser.parse(Data((due["payload"] as String).utf8)) == ["subject": "Reset", "body": "code 111111"])
+        #expect(due["channel"] as String == "email" && due["destination"] as String == "a@example.com" && due["last_error"] as String? == "timeout")
+        #expect(dead["status"] as String == "dead" && dead["attempts"] as Int == 10)
+        #expect(try JSONParser.parse(Data((dead["payload"] as String).utf8)) == ["body": "code 222222"])
+        #expect(try pool.read { db in try db.tableExists("message") } == false)
     }
 
     @Test("the file transport writes one file per message id, whatever the retries")
     func fileTransport() throws {
         let directory = try TemporaryDirectory()
-        let transport = FileTransport(directory: directory.url)
-        let message = OutgoingMessage(id: "msg_1", channel: .sms, recipient: "+7", subject: "", body: "code 123456", createdAt: "t")
-        try transport.deliver(message)
-        try transport.deliver(message)
+        let transport = FileTransport(channel: .sms, directory: directory.url)
+        let message = DeliveryMessage(id: "msg_1", channel: .sms, destination: "+7", payload: ["body": "code 123456"], createdAt: "t")
+        #expect(try transport.send(message) == .delivered)
+        #expect(try transport.send(message) == .delivered)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(files == ["msg_1.json"])
-        #expect(try WireJSON.decode(OutgoingMessage.self, from: Data(contentsOf: directory.url.appendingPathComponent("msg_1.json"))) == message)
+        let written = try WireJSON.decode(OutgoingMessage.self, from: Data(contentsOf: directory.url.appendingPathComponent("msg_1.json")))
+        #expect(written == OutgoingMessage(id: "msg_1", channel: .sms, recipient: "+7", subject: "", body: "code 123456", createdAt: "t"))
     }
 }

@@ -35,16 +35,17 @@ public enum AuthService {
         let keys = SigningKeys(verifier: verifier)
         let issuer = SessionIssuer(keys: keys, policy: settings.sessions)
         let hasher = PasswordHasher(logN: settings.scryptLogN)
-        let wake = MessageSender.Wake()
+        let outbox = DeliveryOutbox(service: name)
         let operations =
             AccountOperations(issuer: issuer, hasher: hasher, settings: settings).all + ProfileOperations().all
             + AdminOperations(issuer: issuer, keys: keys).all
             + PhoneOperations(
-                issuer: issuer, wake: wake,
+                issuer: issuer, outbox: outbox,
                 codes: OneTimeCodes(lifetime: settings.smsCodeLifetime, resendAfter: settings.codeResendInterval), limits: .init()
             ).all
-            + RecoveryOperations(issuer: issuer, hasher: hasher, wake: wake, resendAfter: settings.codeResendInterval).all
+            + RecoveryOperations(issuer: issuer, hasher: hasher, outbox: outbox, resendAfter: settings.codeResendInterval).all
             + FacebookOperations(issuer: issuer, settings: settings).all
+            + DeliveryOperations.operations(outbox: outbox)
         let transports = Self.transports(settings, dataDirectory: dataDirectory)
         return ServiceDefinition(
             name: name,
@@ -64,6 +65,7 @@ public enum AuthService {
                     // Set once the mailbox is proven: a code received there, or Facebook's word.
                     try db.execute(sql: "ALTER TABLE user ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0")
                 }
+                MessageOutbox.migrateToPlatform(&migrator)
             },
             verifier: verifier,
             prepare: { pool in
@@ -74,21 +76,24 @@ public enum AuthService {
                 verifier.revoke(sessions: revoked)
             },
             workers: { pool, logger in
-                [MessageSender(pool: pool, transports: transports, wake: wake, logger: logger)]
+                [DeliveryWorker(pool: pool, outbox: outbox, transports: transports, settings: settings.delivery, logger: logger)]
             })
     }
 
-    /// The configured transport of each channel.
-    static func transports(_ settings: AuthSettings, dataDirectory: URL) -> [OutgoingMessage.Channel: any MessageTransport] {
+    /// The configured transport of each channel: the `file` transport unless SMTP or
+    /// the SMS webhook is configured.
+    static func transports(_ settings: AuthSettings, dataDirectory: URL) -> [any DeliveryTransport] {
         let folder = settings.outboxDirectory.map { URL(fileURLWithPath: $0) } ?? dataDirectory.appendingPathComponent("outbox")
-        var transports: [OutgoingMessage.Channel: any MessageTransport] = [
-            .email: FileTransport(directory: folder), .sms: FileTransport(directory: folder),
-        ]
+        var transports: [any DeliveryTransport] = []
         if settings.emailTransport == "smtp", let url = settings.smtpURL {
-            transports[.email] = SMTPTransport(url: url, from: settings.smtpFrom, user: settings.smtpUser, password: settings.smtpPassword)
+            transports.append(SMTPTransport(url: url, from: settings.smtpFrom, user: settings.smtpUser, password: settings.smtpPassword))
+        } else {
+            transports.append(FileTransport(channel: .email, directory: folder))
         }
         if settings.smsTransport == "http", let url = settings.smsURL {
-            transports[.sms] = WebhookTransport(url: url, token: settings.smsToken)
+            transports.append(WebhookTransport(url: url, token: settings.smsToken))
+        } else {
+            transports.append(FileTransport(channel: .sms, directory: folder))
         }
         return transports
     }

@@ -36,8 +36,13 @@ public struct HTTPResponse: Sendable {
 public struct TransferError: Error, Sendable, CustomStringConvertible {
     /// What failed.
     public let description: String
+    /// The server's last reply code, when it answered one (an SMTP relay's `550`).
+    public let responseCode: Int?
     /// Creates an error.
-    public init(description: String) { self.description = description }
+    public init(description: String, responseCode: Int? = nil) {
+        self.description = description
+        self.responseCode = responseCode
+    }
 }
 
 /// Clients for external providers on libcurl (Debian's libcurl4-openssl-dev): HTTP(S)
@@ -136,7 +141,13 @@ public enum Curl {
         try withExtendedLifetime(context) {
             _ = backend_curl_set_pointer(handle, CURLOPT_READDATA, Unmanaged.passUnretained(context).toOpaque())
             let code = curl_easy_perform(handle)
-            guard code == CURLE_OK else { throw TransferError(description: String(cString: curl_easy_strerror(code))) }
+            guard code == CURLE_OK else {
+                // The relay's last reply (e.g. 451 try later, 550 no such mailbox) tells a
+                // passing failure from a refusal; 0 when it never answered.
+                var reply = 0
+                _ = backend_curl_response_code(handle, &reply)
+                throw TransferError(description: String(cString: curl_easy_strerror(code)), responseCode: reply == 0 ? nil : reply)
+            }
         }
     }
 }

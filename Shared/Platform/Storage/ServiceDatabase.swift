@@ -117,5 +117,6 @@ enum PlatformMigrations {
         DurableTimers.register(in: &migrator)
         // Uploaded images and who refers to them (Media/MediaCatalog.swift).
         migrator.registerMigration("platform-media-1", migrate: MediaCatalog.createTables)
+        DeliveryOutbox.registerMigration(in: &migrator)
     }
 }

@@ -5,6 +5,11 @@ protocols: an SMTP relay (RFC 5321), an SMS JSON webhook, and the Facebook Graph
 
 Usage: fake_providers.py <smtp-port> <http-port> <folder>
 Every mail is written to <folder>/mail-<n>.eml, every SMS call to <folder>/sms-<n>.json.
+Tests make it misbehave with `POST /control {"refuseSms": n, "smsStatus": 503,
+"refuseMail": n, "mailCode": 451, "smsDelayMs": ms}`: the next n SMS calls are answered
+`smsStatus`, the next n mails refused at MAIL FROM with `mailCode`, and SMS answers wait
+`smsDelayMs`; each refusal is written to <folder>/smsrefused-<n>.json or mailrefused-<n>.json
+(with the time it came, `at`, in seconds), and each accepted SMS call carries its `at` too.
 Standard library only; stops on SIGTERM or when its parent process exits.
 """
 import json
@@ -12,6 +17,7 @@ import os
 import socketserver
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
@@ -24,6 +30,23 @@ USERS = {
 }
 counter_lock = threading.Lock()
 counter = [0]
+control = {"refuseSms": 0, "smsStatus": 503, "refuseMail": 0, "mailCode": 451, "smsDelayMs": 0}
+
+
+def take_refusal(kind):
+    """Whether this call is refused, counting it down."""
+    with counter_lock:
+        if control[kind] > 0:
+            control[kind] -= 1
+            return True
+        return False
+
+
+def write_json(prefix, record):
+    path = next_path(prefix, ".json")
+    with open(path + ".tmp", "w") as out:
+        json.dump(record, out)
+    os.rename(path + ".tmp", path)
 
 
 def next_path(prefix, suffix):
@@ -51,6 +74,11 @@ class SMTPHandler(socketserver.StreamRequestHandler):
             elif verb == "HELO":
                 self.reply("250 fake-relay")
             elif verb == "MAIL":
+                if take_refusal("refuseMail"):
+                    code = control["mailCode"]
+                    write_json("mailrefused", {"at": time.time(), "code": code})
+                    self.reply(f"{code} {'4.3.0 Try again later' if code < 500 else '5.1.1 Mailbox unavailable'}")
+                    continue
                 sender, recipients = command[10:], []
                 self.reply("250 OK")
             elif verb == "RCPT":
@@ -94,17 +122,23 @@ class HTTPHandler(BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(length)
+        if urlparse(self.path).path == "/control":
+            with counter_lock:
+                control.update(json.loads(body))
+            return self.send_json(200, control)
         if urlparse(self.path).path != "/sms":
             return self.send_json(404, {"error": "not found"})
         record = {
+            "at": time.time(),
             "authorization": self.headers.get("Authorization"),
             "idempotencyKey": self.headers.get("Idempotency-Key"),
             "body": json.loads(body),
         }
-        path = next_path("sms", ".json")
-        with open(path + ".tmp", "w") as out:
-            json.dump(record, out)
-        os.rename(path + ".tmp", path)
+        time.sleep(control["smsDelayMs"] / 1000)
+        if take_refusal("refuseSms"):
+            write_json("smsrefused", record)
+            return self.send_json(control["smsStatus"], {"error": "try again later"})
+        write_json("sms", record)
         self.send_json(200, {"status": "queued"})
 
     def do_GET(self):

@@ -1,15 +1,46 @@
 import Foundation
 import Platform
 
+/// Writes each message as `<id>.json` into a folder (the default for local runs; tests
+/// read the files). Writing the same id twice leaves one file: duplicates vanish.
+public struct FileTransport: DeliveryTransport {
+    public let channel: DeliveryChannel
+    let directory: URL
+
+    /// Delivers `channel`'s messages into `directory`, creating it when needed.
+    public init(channel: DeliveryChannel, directory: URL) {
+        self.channel = channel
+        self.directory = directory
+    }
+
+    public func send(_ message: DeliveryMessage) throws -> DeliveryOutcome {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let data = try WireJSON.encode(OutgoingMessage(message))
+        // Write then rename, so a reader never sees half a message.
+        let temporary = directory.appendingPathComponent(".\(message.id).tmp")
+        try data.write(to: temporary)
+        let target = directory.appendingPathComponent("\(message.id).json")
+        guard rename(temporary.path, target.path) == 0 else {
+            return .retry(reason: "cannot write \(target.path): errno \(errno)")
+        }
+        return .delivered
+    }
+}
+
 /// Emails through an SMTP relay (libcurl). The message's id is its `Message-ID`, so a
-/// resend after a crash can be recognized as the same message.
-struct SMTPTransport: MessageTransport {
+/// resend after a crash can be recognized as the same message. A refusal of the mailbox
+/// or the message (550 to 554) is permanent; anything else (4xx, authentication, the
+/// network) is retried.
+struct SMTPTransport: DeliveryTransport {
     let url: String
     let from: String
     let user: String?
     let password: String?
 
-    func deliver(_ message: OutgoingMessage) throws {
+    var channel: DeliveryChannel { .email }
+
+    func send(_ delivery: DeliveryMessage) throws -> DeliveryOutcome {
+        let message = OutgoingMessage(delivery)
         let domain = from.split(separator: "@").last.map(String.init) ?? "localhost"
         let subject = "=?UTF-8?B?\(Data(message.subject.utf8).base64EncodedString())?="
         let text = [
@@ -17,8 +48,14 @@ struct SMTPTransport: MessageTransport {
             "Date: \(Self.rfc5322Date())", "MIME-Version: 1.0", "Content-Type: text/plain; charset=utf-8",
             "Content-Transfer-Encoding: 8bit", "", message.body, "",
         ].joined(separator: "\r\n")
-        try Curl.sendMail(
-            Curl.Mail(relay: url, from: from, to: message.recipient, user: user, password: password, message: Data(text.utf8)))
+        do {
+            try Curl.sendMail(
+                Curl.Mail(relay: url, from: from, to: message.recipient, user: user, password: password, message: Data(text.utf8)))
+        } catch let error as TransferError {
+            guard let code = error.responseCode, (550...554).contains(code) else { throw error }
+            return .permanent(reason: "the relay answered \(code): \(error.description)")
+        }
+        return .delivered
     }
 
     static func rfc5322Date() -> String {
@@ -32,18 +69,23 @@ struct SMTPTransport: MessageTransport {
 
 /// SMS through a provider's JSON webhook: `POST {"id", "to", "text"}` with a bearer token
 /// and `Idempotency-Key: <id>`, so the provider drops a resent duplicate. Any 2xx is
-/// success; anything else is retried later.
-struct WebhookTransport: MessageTransport {
+/// success; a 4xx other than 401, 403, 408 and 429 (a number it will never accept) is
+/// permanent; anything else is retried.
+struct WebhookTransport: DeliveryTransport {
     let url: String
     let token: String?
 
-    func deliver(_ message: OutgoingMessage) throws {
+    var channel: DeliveryChannel { .sms }
+
+    func send(_ message: DeliveryMessage) throws -> DeliveryOutcome {
         var headers = ["Content-Type": "application/json", "Idempotency-Key": message.id]
         if let token { headers["Authorization"] = "Bearer \(token)" }
-        let body: JSONValue = ["id": .string(message.id), "to": .string(message.recipient), "text": .string(message.body)]
+        let body: JSONValue = ["id": .string(message.id), "to": .string(message.destination), "text": message.payload["body"] ?? ""]
         let response = try Curl.perform(HTTPRequest(method: "POST", url: url, headers: headers, body: body.serialized))
-        guard (200..<300).contains(response.status) else {
-            throw TransferError(description: "the SMS provider answered HTTP \(response.status)")
+        switch response.status {
+        case 200..<300: return .delivered
+        case 401, 403, 408, 429, 500...: return .retry(reason: "the SMS provider answered HTTP \(response.status)")
+        default: return .permanent(reason: "the SMS provider answered HTTP \(response.status)")
         }
     }
 }

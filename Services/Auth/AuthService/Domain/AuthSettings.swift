@@ -41,6 +41,9 @@ public struct AuthSettings: Sendable, Equatable {
     /// The Facebook app (`BACKEND_AUTH_FACEBOOK_APP_ID`, `BACKEND_AUTH_FACEBOOK_APP_SECRET`); unset turns Facebook sign-in off.
     public var facebookAppID: String?
     public var facebookAppSecret: String?
+    /// Retries, dead letters and rate limits of emails and SMS (`BACKEND_AUTH_DELIVERY_*`,
+    /// see ``DeliverySettings/fromEnvironment(_:prefix:)``).
+    public var delivery = DeliverySettings()
 
     /// The defaults.
     public init() {}
@@ -93,6 +96,7 @@ public struct AuthSettings: Sendable, Equatable {
         if let value = environment["BACKEND_AUTH_FACEBOOK_GRAPH_URL"], !value.isEmpty { settings.facebookGraphURL = value }
         settings.facebookAppID = environment["BACKEND_AUTH_FACEBOOK_APP_ID"].flatMap { $0.isEmpty ? nil : $0 }
         settings.facebookAppSecret = environment["BACKEND_AUTH_FACEBOOK_APP_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
+        settings.delivery = try DeliverySettings.fromEnvironment(environment, prefix: "BACKEND_AUTH_DELIVERY")
         if settings.emailTransport == "smtp" && settings.smtpURL == nil {
             throw ConfigurationError("BACKEND_AUTH_EMAIL_TRANSPORT=smtp needs BACKEND_AUTH_SMTP_URL")
         }

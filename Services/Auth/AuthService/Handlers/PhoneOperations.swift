@@ -6,7 +6,7 @@ import Platform
 /// signs in, or registers on first use with the personal data.
 struct PhoneOperations: Sendable {
     let issuer: SessionIssuer
-    let wake: MessageSender.Wake?
+    let outbox: DeliveryOutbox
     let codes: OneTimeCodes
     let limits: Limits
 
@@ -29,7 +29,7 @@ struct PhoneOperations: Sendable {
     }
 
     var start: ServiceOperation {
-        let (codes, limits, wake) = (self.codes, self.limits, self.wake)
+        let (codes, limits, outbox) = (self.codes, self.limits, self.outbox)
         return .write(
             "auth.phone.start",
             summary: "Sends a 6-digit code by SMS (valid 5 minutes, resend after 60 s, capped per number and per client per hour and day). The same answer whether or not the number has an account. Needs a solved auth.challenge.",
@@ -50,7 +50,7 @@ struct PhoneOperations: Sendable {
             try AttemptLimiter.record(db, key: numberKey)
             let code = try codes.issue(db, .phoneSignIn, target: input.phone)
             try MessageOutbox.enqueue(
-                db, .sms, to: input.phone, body: "WAKEPARKBY: your code is \(code). It is valid for \(Int(codes.lifetime / 60)) minutes.", wake: wake)
+                db, .sms, to: input.phone, body: "WAKEPARKBY: your code is \(code). It is valid for \(Int(codes.lifetime / 60)) minutes.", outbox: outbox)
             return Started(resendAfterMs: Int64(codes.resendAfter * 1000), expiresInMs: Int64(codes.lifetime * 1000))
         }
     }
@@ -153,7 +153,7 @@ enum Accounts {
         let contacts = try Row.fetchOne(db, sql: "SELECT email, phone FROM user WHERE id = ?", arguments: [userID])
         for target in [userID, contacts?["email"] as String?, contacts?["phone"] as String?].compactMap({ $0 }) {
             try db.execute(sql: "DELETE FROM one_time_code WHERE target = ?", arguments: [target])
-            try db.execute(sql: "DELETE FROM message WHERE recipient = ?", arguments: [target])
+            try DeliveryOutbox.forget(db, destination: target)
             for prefix in ["login:", "sms:", "reset:"] {
                 try db.execute(sql: "DELETE FROM attempt WHERE key = ?", arguments: [prefix + target])
             }

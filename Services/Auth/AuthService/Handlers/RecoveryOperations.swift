@@ -10,14 +10,14 @@ import Platform
 struct RecoveryOperations: Sendable {
     let issuer: SessionIssuer
     let hasher: PasswordHasher
-    let wake: MessageSender.Wake?
+    let outbox: DeliveryOutbox
     let resetCodes: OneTimeCodes
     let confirmationCodes: OneTimeCodes
 
-    init(issuer: SessionIssuer, hasher: PasswordHasher, wake: MessageSender.Wake?, resendAfter: TimeInterval) {
+    init(issuer: SessionIssuer, hasher: PasswordHasher, outbox: DeliveryOutbox, resendAfter: TimeInterval) {
         self.issuer = issuer
         self.hasher = hasher
-        self.wake = wake
+        self.outbox = outbox
         resetCodes = OneTimeCodes(lifetime: 30 * 60, resendAfter: resendAfter)
         confirmationCodes = OneTimeCodes(lifetime: 30 * 60, resendAfter: resendAfter)
     }
@@ -31,7 +31,7 @@ struct RecoveryOperations: Sendable {
     }
 
     var phoneChangeStart: ServiceOperation {
-        let (codes, wake) = (self.confirmationCodes, self.wake)
+        let (codes, outbox) = (self.confirmationCodes, self.outbox)
         return .write(
             "auth.phone.change.start",
             summary: "Sends an SMS code to the new number (none when it belongs to another account; the answer is the same); the phone changes once confirmed.",
@@ -42,7 +42,7 @@ struct RecoveryOperations: Sendable {
             try AttemptLimiter.record(db, key: "phone-change:" + principal.userID)
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE phone = ?", arguments: [input.phone]) == true { return Empty() }
             let code = try codes.issue(db, .phoneChange, target: principal.userID, detail: input.phone)
-            try MessageOutbox.enqueue(db, .sms, to: input.phone, body: "Your code to confirm this number is \(code).", wake: wake)
+            try MessageOutbox.enqueue(db, .sms, to: input.phone, body: "Your code to confirm this number is \(code).", outbox: outbox)
             return Empty()
         }
     }
@@ -93,7 +93,7 @@ struct RecoveryOperations: Sendable {
     }
 
     var forgot: ServiceOperation {
-        let (codes, wake) = (self.resetCodes, self.wake)
+        let (codes, outbox) = (self.resetCodes, self.outbox)
         return .task(
             "auth.password.forgot",
             summary: "Always answers ok. When the account exists, emails a one-time reset code valid 30 minutes (at most one a minute, five an hour).",
@@ -110,7 +110,7 @@ struct RecoveryOperations: Sendable {
                     try MessageOutbox.enqueue(
                         db, .email, to: email, subject: "Your password reset code",
                         body: "Your code to set a new password is \(code). It is valid for 30 minutes. If you did not ask for it, ignore this email.",
-                        wake: wake)
+                        outbox: outbox)
                 } catch let error as ServiceError where error.code == .rateLimited {
                     context.logger.info("password reset code not sent: rate limited")
                 }
@@ -169,7 +169,7 @@ struct RecoveryOperations: Sendable {
     }
 
     var emailChangeStart: ServiceOperation {
-        let (codes, wake) = (self.confirmationCodes, self.wake)
+        let (codes, outbox) = (self.confirmationCodes, self.outbox)
         return .write(
             "auth.email.change.start", summary: "Sends a confirmation code to the new address (none when the address belongs to another account; the answer is the same); the email changes once it is confirmed.",
             auth: .authenticated, request: .object(["newEmail": AuthSchemas.email], required: ["newEmail"]), response: .empty
@@ -182,7 +182,7 @@ struct RecoveryOperations: Sendable {
             let code = try codes.issue(db, .emailChange, target: principal.userID, detail: email)
             try MessageOutbox.enqueue(
                 db, .email, to: email, subject: "Confirm your new email",
-                body: "Your code to confirm this email address is \(code). It is valid for 30 minutes.", wake: wake)
+                body: "Your code to confirm this email address is \(code). It is valid for 30 minutes.", outbox: outbox)
             return Empty()
         }
     }
@@ -198,7 +198,7 @@ struct RecoveryOperations: Sendable {
             audit: .emailChanged)
     }
     var deletionStart: ServiceOperation {
-        let (codes, wake) = (self.confirmationCodes, self.wake)
+        let (codes, outbox) = (self.confirmationCodes, self.outbox)
         return .write(
             "auth.account.delete.start",
             summary: "Sends a code confirming account deletion, by SMS when the account has a phone, else by email (for accounts without a password).",
@@ -211,9 +211,9 @@ struct RecoveryOperations: Sendable {
             let code = try codes.issue(db, .accountDeletion, target: principal.userID)
             let text = "Your code to delete your account is \(code). It is valid for 30 minutes."
             if let phone = row["phone"] as String? {
-                try MessageOutbox.enqueue(db, .sms, to: phone, body: text, wake: wake)
+                try MessageOutbox.enqueue(db, .sms, to: phone, body: text, outbox: outbox)
             } else if let email = row["email"] as String? {
-                try MessageOutbox.enqueue(db, .email, to: email, subject: "Confirm account deletion", body: text, wake: wake)
+                try MessageOutbox.enqueue(db, .email, to: email, subject: "Confirm account deletion", body: text, outbox: outbox)
             } else {
                 throw ServiceError.conflict("the account has no phone or email to send a code to", reason: "no_contact")
             }
