@@ -37,7 +37,7 @@ struct TimerTests {
             if note.text == "fail" { throw ServiceError.conflict("refused") }
         }
 
-        func startWorker(retry: TimerRetry = TimerRetry(), idleCheck: Duration = .seconds(5)) -> Task<Void, any Error> {
+        func startWorker(retry: BackoffPolicy = TimerWorker.defaultRetry, idleCheck: Duration = .seconds(5)) -> Task<Void, any Error> {
             var logger = Logger(label: "timers")
             logger.logLevel = .critical
             let worker = TimerWorker(pool: pool, handlers: [Self.handler], retry: retry, logger: logger, idleCheck: idleCheck)
@@ -56,17 +56,6 @@ struct TimerTests {
             }
             return try condition()
         }
-    }
-
-    @Test("delays double from the first, stop at the cap, and end after the last attempt")
-    func retryPolicy() {
-        var retry = TimerRetry()
-        retry.firstDelayMs = 1_000
-        retry.maximumDelayMs = 5_000
-        retry.maximumAttempts = 5
-        #expect((1...5).map { retry.delayMs(afterFailedAttempts: $0) } == [1_000, 2_000, 4_000, 5_000, nil])
-        retry.maximumAttempts = 100
-        #expect(retry.delayMs(afterFailedAttempts: 90) == 5_000)
     }
 
     @Test("a timer fires once after its instant, with its effects, and is gone")
@@ -128,9 +117,7 @@ struct TimerTests {
     @Test("a handler that throws leaves nothing, is tried again later, and is kept as dead after its last attempt")
     func failingHandler() async throws {
         let world = try World()
-        var retry = TimerRetry()
-        retry.firstDelayMs = 100
-        retry.maximumAttempts = 3
+        let retry = BackoffPolicy(initial: .milliseconds(100), cap: .seconds(1), jitter: 0, maxAttempts: 3)
         try await world.pool.write { db in
             try DurableTimers.schedule(db, kind: "test.note", at: Date(), key: "bad", payload: Note(text: "fail"))
             try DurableTimers.schedule(db, kind: "test.unknown", at: Date(), key: "orphan", payload: Note(text: "no handler"))

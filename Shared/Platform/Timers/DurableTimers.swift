@@ -47,12 +47,6 @@ public enum DurableTimers {
         return db.changesCount > 0
     }
 
-    /// The due instant of the keyed timer, if one is pending.
-    public static func pending(_ db: Database, kind: String, key: String) throws -> Date? {
-        try Int64.fetchOne(db, sql: "SELECT due_ms FROM platform_timer WHERE kind = ? AND key = ? AND dead = 0", arguments: [kind, key])
-            .map { Date(timeIntervalSince1970: Double($0) / 1_000) }
-    }
-
     /// Pending and dead timers, for `describe`-level counts and tests.
     public static func counts(_ db: Database) throws -> (pending: Int, dead: Int) {
         let row = try Row.fetchOne(db, sql: "SELECT COUNT(*) FILTER (WHERE dead = 0), COUNT(*) FILTER (WHERE dead = 1) FROM platform_timer")
@@ -107,7 +101,7 @@ public struct FiredTimer: Sendable {
 
 /// What runs a kind of timer: its effects are written in `run`'s transaction, with the
 /// timer's removal. Throwing rolls the effects back; the timer is tried again later
-/// (``TimerRetry``) and, after its last attempt, kept as dead for an operator.
+/// (``TimerWorker/defaultRetry``) and, after its last attempt, kept as dead for an operator.
 public struct TimerHandler: Sendable {
     /// The kind it handles.
     public var kind: String
@@ -119,28 +113,6 @@ public struct TimerHandler: Sendable {
     public init(kind: String, run: @escaping @Sendable (Database, FiredTimer) throws -> Void) {
         self.kind = kind
         self.run = run
-    }
-}
-
-/// When a timer whose handler threw is tried again: 1 s, 2 s, 4 s … at most an hour
-/// apart; after `maximumAttempts` it is dead.
-public struct TimerRetry: Sendable, Equatable {
-    /// Attempts before the timer is dead.
-    public var maximumAttempts = 12
-    /// The first delay.
-    public var firstDelayMs: Int64 = 1_000
-    /// The longest delay.
-    public var maximumDelayMs: Int64 = 3_600_000
-
-    public init() {}
-
-    /// The delay before the attempt that follows `failedAttempts` failures, or `nil` when
-    /// the timer is dead.
-    public func delayMs(afterFailedAttempts failedAttempts: Int) -> Int64? {
-        guard failedAttempts < maximumAttempts else { return nil }
-        let exponent = min(max(failedAttempts - 1, 0), 40)
-        let delay = firstDelayMs.multipliedReportingOverflow(by: Int64(1) << exponent)
-        return delay.overflow ? maximumDelayMs : min(delay.partialValue, maximumDelayMs)
     }
 }
 

@@ -10,7 +10,7 @@ import Synchronization
 public final class TimerWorker: Service, Sendable {
     private let pool: DatabasePool
     private let handlers: [String: TimerHandler]
-    private let retry: TimerRetry
+    private let retry: BackoffPolicy
     private let logger: Logger
     private let batchSize: Int
     private let idleCheck: Duration
@@ -19,9 +19,14 @@ public final class TimerWorker: Service, Sendable {
     /// Timers due before this fell due while the service was down: they are late.
     private let startedAt = Date()
 
+    /// A timer whose handler threw is tried again 1 s, 2 s, 4 s … later (less up to a fifth
+    /// at random, so timers that failed together spread out), at most an hour apart; after
+    /// 12 attempts it is dead.
+    public static let defaultRetry = BackoffPolicy(initial: .seconds(1), cap: .seconds(3_600), jitter: 0.2, maxAttempts: 12)
+
     /// Creates the worker for `handlers` over the service's database.
     public init(
-        pool: DatabasePool, handlers: [TimerHandler], retry: TimerRetry = TimerRetry(), logger: Logger, batchSize: Int = 1_000,
+        pool: DatabasePool, handlers: [TimerHandler], retry: BackoffPolicy = TimerWorker.defaultRetry, logger: Logger, batchSize: Int = 1_000,
         idleCheck: Duration = .seconds(30)
     ) {
         self.pool = pool
@@ -110,14 +115,15 @@ public final class TimerWorker: Service, Sendable {
 
     private func markFailed(_ db: Database, _ timer: FiredTimer, reason: String, nowMs: Int64, final: Bool) throws {
         let attempts = timer.attempts + 1
-        if !final, let delay = retry.delayMs(afterFailedAttempts: attempts) {
+        switch retry.decide(attempts: attempts, permanent: final, random: Double.random(in: 0..<1)) {
+        case .retry(let delay):
             try db.execute(
                 sql: "UPDATE platform_timer SET attempts = ?, last_error = ?, due_ms = ? WHERE id = ?",
                 arguments: [attempts, reason, nowMs + delay, timer.id])
             logger.warning(
                 "timer failed; it will be tried again",
                 metadata: ["kind": "\(timer.kind)", "timer": "\(timer.id)", "attempts": "\(attempts)", "error": "\(reason)"])
-        } else {
+        case .dead:
             try db.execute(
                 sql: "UPDATE platform_timer SET attempts = ?, last_error = ?, dead = 1 WHERE id = ?", arguments: [attempts, reason, timer.id])
             logger.error(

@@ -1,11 +1,12 @@
 import Foundation
 
-/// When a failed message is tried again: exponential backoff with jitter and a cap, and
-/// when it is given up.
+/// When failed work is tried again (a message of the delivery outbox, a durable timer):
+/// exponential backoff with jitter and a cap, and when it is given up.
 ///
 /// The n-th failure waits `min(cap, initial × 2^(n−1))`, less a random share of up to
 /// `jitter` of it (so retries of many messages that failed together spread out, and no
-/// wait exceeds the cap). Defaults: 5 s, 10 s, 20 s … at most 1 h; dead after 10 attempts.
+/// wait exceeds the cap). Defaults (the outbox's): 5 s, 10 s, 20 s … at most 1 h; dead after
+/// 10 attempts.
 public struct BackoffPolicy: Sendable, Equatable {
     /// The wait after the first failure.
     public var initial: Duration
@@ -13,7 +14,7 @@ public struct BackoffPolicy: Sendable, Equatable {
     public var cap: Duration
     /// The share of each wait taken off at random (0 keeps exact doubling, at most 1).
     public var jitter: Double
-    /// Attempts before a message is dead.
+    /// Attempts before the work is dead.
     public var maxAttempts: Int
 
     /// A policy; the defaults are production's.
@@ -28,7 +29,7 @@ public struct BackoffPolicy: Sendable, Equatable {
     public enum Decision: Sendable, Equatable {
         /// Try again after this many milliseconds.
         case retry(afterMs: Int64)
-        /// Give up: the message is dead.
+        /// Give up: the work is dead.
         case dead
     }
 
