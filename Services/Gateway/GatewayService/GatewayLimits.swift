@@ -37,6 +37,13 @@ public struct GatewayLimits: Sendable {
     /// Messages libzmq queues per client connection before it stops reading that
     /// connection (`ZMQ_RCVHWM`): 16 MiB of requests at the 1 MiB limit.
     public var frontendReceiveHighWaterMark: Int32 = 16
+    /// Replies libzmq queues per client connection (`ZMQ_SNDHWM`); beyond this, replies to
+    /// that connection are dropped. A reply is no longer in flight once handed to libzmq,
+    /// so without this bound a client sending small requests for large replies (images,
+    /// `<service>.media.get`) and never reading them made the gateway hold 600 MiB from one
+    /// connection. A ZeroMQ client's own I/O thread reads replies as they come, so its
+    /// queue here stays near empty; only a connection that stops reading loses replies.
+    public var frontendSendHighWaterMark: Int32 = 16
     /// Messages queued to one service (`ZMQ_SNDHWM`). Everything queued is in flight, so
     /// the bytes are bounded by ``maxInFlightBytes``; being at least ``maxInFlight``, the
     /// queue is never full, and a send that fails means the service is not connected.
