@@ -143,11 +143,15 @@ extension JSONSchema {
     /// by 0x80–0x9F. Asking each scalar its Unicode properties took 60% of an image
     /// upload's time.
     static func containsControlCharacter(_ text: String) -> Bool {
-        var previous: UInt8 = 0
-        for byte in text.utf8 {
-            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte >= 0x80 && byte <= 0x9F) { return true }
-            previous = byte
+        func scan(_ bytes: some Sequence<UInt8>) -> Bool {
+            var previous: UInt8 = 0
+            for byte in bytes {
+                if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte >= 0x80 && byte <= 0x9F) { return true }
+                previous = byte
+            }
+            return false
         }
-        return false
+        // Parsed strings are native, so their bytes are read from one buffer.
+        return text.utf8.withContiguousStorageIfAvailable { scan($0) } ?? scan(text.utf8)
     }
 }
