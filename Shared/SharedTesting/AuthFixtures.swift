@@ -36,6 +36,25 @@ public enum AuthFixtures {
         return token
     }
 
+    /// Registers an account through `client`, makes it an admin through `direct` (auth's
+    /// own socket: the grant is internal) and signs in again, so the returned access
+    /// token carries the admin role.
+    public static func signUpAdmin(
+        _ client: some OperationCalling, direct: some OperationCalling, email: String, password: String = "secret-pass-1"
+    ) async throws -> String {
+        _ = try await signUp(client, email: email, password: password)
+        _ = try await direct.call(
+            "auth.internal.admin.grant", data: ["email": .string(email)], token: nil, idem: nil, idempotent: false, timeout: .seconds(5),
+            attempts: 1)
+        let login = try await client.call(
+            "auth.login", data: ["email": .string(email), "password": .string(password)], token: nil, idem: nil, idempotent: false,
+            timeout: .seconds(5), attempts: 1)
+        guard let token = login.data?["accessToken"]?.stringValue else {
+            throw TestStackError("sign-in of \(email) failed: \(login.error?.message ?? "")")
+        }
+        return token
+    }
+
     /// The messages auth's `file` transport wrote under `dataDirectory/outbox`, oldest first.
     public static func messages(dataDirectory: URL) -> [JSONValue] {
         let folder = dataDirectory.appendingPathComponent("outbox")

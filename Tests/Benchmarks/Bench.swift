@@ -13,9 +13,8 @@ struct Bench: AsyncParsableCommand {
         commandName: "bench",
         abstract: "Measure the platform against a raw libzmq reference.",
         subcommands: [
-            PlatformBench.self, TokenBench.self, SignInBench.self, BookingBench.self, JSONBench.self, PipeliningBench.self, TimerBench.self,
-            DeliveryBench.self, RawService.self,
-            RawProxy.self,
+            PlatformBench.self, TokenBench.self, SignInBench.self, BookingBench.self, MediaBench.self, JSONBench.self, PipeliningBench.self,
+            TimerBench.self, DeliveryBench.self, RawService.self, RawProxy.self,
         ],
         defaultSubcommand: PlatformBench.self)
 }

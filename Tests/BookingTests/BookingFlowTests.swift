@@ -23,12 +23,7 @@ struct BookingFlowTests {
 
         static func with<T>(capacity: Int = 1, _ body: (Park) async throws -> T) async throws -> T {
             try await TestStack.with(services: ["auth", "booking"], extraEnvironment: BookingFlowTests.environment) { stack in
-                let admin = try await signUp(stack, "admin@park.example")
-                let direct = try stack.directClient("auth")
-                _ = try await direct.call("auth.internal.admin.grant", data: ["email": "admin@park.example"])
-                let adminToken = try #require(
-                    try await stack.client.call("auth.login", data: ["email": "admin@park.example", "password": "secret-pass-1"]).data?["accessToken"]?.stringValue)
-                _ = admin
+                let adminToken = try await AuthFixtures.signUpAdmin(stack.client, direct: try stack.directClient("auth"), email: "admin@park.example")
                 let configured = try await stack.client.call(
                     "booking.admin.park.update",
                     data: ["minimumNoticeMinutes": 0, "capacity": .integer(Int64(capacity)), "slotMinutes": 30, "timeZone": "Europe/Minsk"],

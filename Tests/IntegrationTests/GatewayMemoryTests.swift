@@ -3,6 +3,7 @@ import Platform
 import SharedTesting
 import Synchronization
 import Testing
+import ZeroMQ
 
 /// Memory stays bounded under pipelining: clients that pipeline large requests are
 /// answered `rate_limited` past the in-flight limits instead of being queued, and other
@@ -95,6 +96,42 @@ struct GatewayMemoryTests {
             print(
                 "pipelining \(clients) x \(requestsPerClient) x 1 MB: \(codes); gateway peak \(gatewayMemory.peakResident >> 20) MiB, "
                     + "auth peak \(authMemory.peakResident >> 20) MiB; \(latencies.count) small calls, median \(median.wholeMilliseconds) ms, slowest \(slowest.wholeMilliseconds) ms")
+        }
+    }
+
+    @Test("a client asking for images and never reading the replies cannot make the gateway hold them; others are served")
+    func unreadLargeReplies() async throws {
+        let environment = Self.environment.merging(["BACKEND_AUTH_SCRYPT_LOG_N": "10", "BACKEND_AUTH_POW_DIFFICULTY": "0"]) { _, new in new }
+        try await TestStack.with(services: ["auth", "booking"], extraEnvironment: environment) { stack in
+            let gateway = try #require(stack.process("gateway"))
+            let admin = try await AuthFixtures.signUpAdmin(stack.client, direct: try stack.directClient("auth"), email: "admin@memory.example")
+            // An image near the 512 KiB limit: each reply is about 700 KB of base64.
+            let image = TestImages.png(width: 300, height: 580)
+            let put = try await stack.client.call("booking.media.put", data: ["content": .string(image.base64EncodedString())], token: admin)
+            let id = try #require(put.data?["id"]?.stringValue, "\(put.error?.message ?? "")")
+            let body = Data(#"{"id":"g","op":"booking.media.get","data":{"id":"\#(id)"}}"#.utf8)
+            let endpoint = stack.configuration.gatewayEndpoint
+            // 2,000 small requests (1.4 GB of replies) from a socket that reads nothing:
+            // its own queue takes one message, so TCP and then the gateway's queue fill up.
+            let flood = SocketThread(name: "unread-replies") {
+                guard let socket = try? ZMQSocket(type: .dealer, options: .with { $0.receiveHighWaterMark = 1; $0.sendHighWaterMark = 10_000 })
+                else { return }
+                defer { socket.close() }
+                guard (try? socket.connect(endpoint)) != nil else { return }
+                for _ in 0..<2_000 {
+                    _ = try? socket.send(multipart: [Data(), body])
+                    usleep(2_000)
+                }
+                usleep(1_000_000)
+            }
+            await flood.join()
+            let got = try await stack.client.call("booking.media.get", data: ["id": .string(id)], idempotent: true)
+            #expect(got.data?["content"]?.stringValue.flatMap { Data(base64Encoded: $0) } == image)
+            let memory = try #require(gateway.memory)
+            // At most 256 replies queued (about 180 MiB); with libzmq's default of 1,000 this
+            // took the gateway past 600 MiB.
+            #expect(memory.peakResident < Self.limit, "gateway peak RSS \(memory.peakResident >> 20) MiB")
+            print("unread image replies: gateway peak \(memory.peakResident >> 20) MiB")
         }
     }
 }

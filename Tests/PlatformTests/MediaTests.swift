@@ -76,6 +76,8 @@ struct MediaStoreTests {
         #expect(!store.contains(hash, bytes: content.count))
         try store.write(content, sha256: hash)
         #expect(try store.read(hash) == content)
+        // A file of another size than its row says is damaged: never served.
+        #expect(throws: MediaStoreError.self) { try store.read(hash, bytes: content.count + 1) }
         store.remove(hash)
         #expect(try store.read(hash) == nil)
         #expect(throws: MediaStoreError.self) { try store.path(of: "../../etc/passwd") }
@@ -139,7 +141,8 @@ struct MediaOperationTests {
     func badContent() async throws {
         try await InProcessService.with(AlbumService.definition()) { album in
             let staff = AlbumService.staff
-            for text in ["not base64!", "iVBORw0KGgo", "aGVsbG8=\n", "aGVsbG8"] {
+            let png = TestImages.png(width: 2, height: 2).base64EncodedString()
+            for text in ["not base64!", "iVBORw0KGgo", "aGVsbG8=\n", "aGVsbG8", "====", png + "====", png + "=", String(png.dropLast(4)) + "ab-_"] {
                 let reply = try await album.call("album.media.put", data: ["content": .string(text)], as: staff)
                 #expect(reply.error?.code == .validationFailed && reply.error?.fields["content"] != nil, "\(text): \(reply.error?.message ?? "ok")")
             }

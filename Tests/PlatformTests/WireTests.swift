@@ -116,6 +116,26 @@ struct SchemaTests {
         #expect(schema.validate(["email": "a@b.co", "name": ""])["name"] == "must not be empty")
     }
 
+    @Test("lengths count characters, not bytes; control characters are found from the bytes exactly as Unicode's category Cc")
+    func characterCounts() {
+        // Ten characters of two, four and eight bytes each pass; eleven do not.
+        for character in ["é", "😀", "🇧🇾"] {
+            #expect(schema.validate(["email": "a@b.co", "name": .string(String(repeating: character, count: 10))])["name"] == nil)
+            #expect(schema.validate(["email": "a@b.co", "name": .string(String(repeating: character, count: 11))])["name"] != nil)
+        }
+        let short = JSONSchema.object(["code": .string(minLength: 3, maxLength: 5)])
+        #expect(short.validate(["code": "ab"])["code"] == "must have at least 3 characters")
+        #expect(short.validate(["code": "éé"])["code"] == "must have at least 3 characters")
+        #expect(short.validate(["code": "éée"])["code"] == nil)
+        let text = JSONSchema.object(["text": .string(maxLength: 100)])
+        for value in Array(0...0x3000) + [0xFEFF, 0xFFFD, 0x1F600, 0xE0001] {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let isControl = scalar.properties.generalCategory == .control
+            let problem = text.validate(["text": .string("a\(Character(scalar))b")])["text"]
+            #expect((problem == "must not contain control characters") == isControl, "U+\(String(value, radix: 16))")
+        }
+    }
+
     @Test(
         "formats",
         arguments: [

@@ -84,6 +84,7 @@ public final class Gateway: Service, Sendable {
             frontend = try ZMQSocket(type: .router, options: .with {
                 $0.maxMessageSize = limits.maxMessageBytes
                 $0.receiveHighWaterMark = limits.frontendReceiveHighWaterMark
+                $0.sendHighWaterMark = limits.frontendSendHighWaterMark
             })
             try frontend.bind(endpoint)
             for (service, serviceEndpoint) in configuration.serviceEndpoints {

@@ -37,6 +37,14 @@ public struct GatewayLimits: Sendable {
     /// Messages libzmq queues per client connection before it stops reading that
     /// connection (`ZMQ_RCVHWM`): 16 MiB of requests at the 1 MiB limit.
     public var frontendReceiveHighWaterMark: Int32 = 16
+    /// Replies libzmq queues per client connection (`ZMQ_SNDHWM`): as many as the
+    /// connection may have in flight, so a burst of all its replies always fits (the
+    /// gateway hands replies over faster than libzmq's I/O thread writes them); beyond
+    /// that, replies to that connection are dropped. A reply is no longer in flight once
+    /// handed over, so with libzmq's default (1,000) a client asking for images
+    /// (`<service>.media.get`, about 700 KB each) and never reading them made the gateway
+    /// hold 650 MiB from one connection; now at most 256 replies (about 180 MiB of images).
+    public var frontendSendHighWaterMark: Int32 { Int32(clamping: maxInFlightPerClient) }
     /// Messages queued to one service (`ZMQ_SNDHWM`). Everything queued is in flight, so
     /// the bytes are bounded by ``maxInFlightBytes``; being at least ``maxInFlight``, the
     /// queue is never full, and a send that fails means the service is not connected.

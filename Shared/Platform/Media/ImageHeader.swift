@@ -29,6 +29,7 @@ public struct ImageHeader: Sendable, Equatable {
         /// Beyond ``MediaLimits``.
         case tooLarge(width: Int, height: Int, limits: MediaLimits)
 
+        /// The problem in words, for `details.fields.content`.
         public var description: String {
             switch self {
             case .unknownFormat: "not a PNG, JPEG or WebP image"

@@ -77,7 +77,11 @@ public enum MediaOperations {
                 let id = RecordID.make(prefix: "med", at: context.receivedAt)
                 let createdAt = Instant.format(context.receivedAt)
                 return try await MediaStore.files.run {
-                    guard let content = Data(base64Encoded: input.content) else {
+                    // Foundation's decoder also takes extra padding ("aGVsbG8===", "===="):
+                    // only whole groups of four, with at most two `=`, are base64 here.
+                    guard input.content.utf8.count % 4 == 0, !input.content.hasSuffix("==="),
+                        let content = Data(base64Encoded: input.content)
+                    else {
                         throw ServiceError.invalid("content", "not base64 (RFC 4648 alphabet, with padding, no line breaks)")
                     }
                     guard content.count <= limits.maxBytes else { throw tooLarge(limits) }
@@ -141,7 +145,9 @@ public enum MediaOperations {
             }
             // The file is read here, on the reader (as SQLite reads a blob); it is gone only
             // when the image was removed after this row was read.
-            guard let content = try context.mediaStore().read(record.sha256) else { throw ServiceError.notFound("no such image") }
+            guard let content = try context.mediaStore().read(record.sha256, bytes: record.bytes) else {
+                throw ServiceError.notFound("no such image")
+            }
             return GetReply(content: content.base64EncodedString(), contentType: record.header.contentType)
         }
     }

@@ -88,8 +88,9 @@ public struct MediaStore: Sendable {
         }
     }
 
-    /// The content stored under `sha256`, or `nil` when there is no such file.
-    public func read(_ sha256: String) throws -> Data? {
+    /// The content stored under `sha256`, or `nil` when there is no such file. A file of
+    /// another size than `bytes` (when given) is damaged: an error, never served.
+    public func read(_ sha256: String, bytes: Int? = nil) throws -> Data? {
         let path = try path(of: sha256)
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
@@ -99,6 +100,9 @@ public struct MediaStore: Sendable {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw MediaStoreError("cannot stat \(path)", errno: errno) }
+        if let bytes, Int(info.st_size) != bytes {
+            throw MediaStoreError("\(path) has \(info.st_size) bytes, its row says \(bytes)")
+        }
         var content = Data(count: Int(info.st_size))
         var offset = 0
         try content.withUnsafeMutableBytes { raw in
