@@ -78,12 +78,4 @@ struct BookingRulesTests {
         #expect(policy.isLate(start: start, now: start.addingTimeInterval(-7_200)))
         #expect(policy.isLate(start: start, now: start.addingTimeInterval(-60)))
     }
-
-    @Test("money adds within one currency, never across or past Int64")
-    func money() {
-        let price = Money(minor: 2_500, currency: "BYN")
-        #expect(price.adding(Money(minor: 500, currency: "BYN")) == Money(minor: 3_000, currency: "BYN"))
-        #expect(price.adding(Money(minor: 500, currency: "RUB")) == nil)
-        #expect(Money(minor: .max, currency: "BYN").adding(price) == nil)
-    }
 }

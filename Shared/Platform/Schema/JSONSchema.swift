@@ -104,7 +104,7 @@ public enum StringFormat: String, Sendable {
         case .time: return Formats.time(text) != nil
         case .e164: return Formats.isE164(text)
         case .timeZone: return TimeZone(identifier: text) != nil && text.contains("/") || text == "UTC"
-        case .currency: return text.utf8.count == 3 && text.utf8.allSatisfy { $0 >= 65 && $0 <= 90 }
+        case .currency: return Currency.isKnown(text)
         }
     }
 

@@ -1,52 +1,6 @@
 import Foundation
 import Platform
 
-/// A calendar date in the park's time zone (`YYYY-MM-DD`).
-public struct LocalDate: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
-    public var year: Int
-    public var month: Int
-    public var day: Int
-
-    /// Parses `YYYY-MM-DD`; `nil` for anything else or a date that does not exist.
-    public init?(_ text: String) {
-        guard let components = Formats.date(text), let year = components.year, let month = components.month,
-            let day = components.day
-        else { return nil }
-        self.init(year: year, month: month, day: day)
-    }
-
-    /// Creates a date (not checked).
-    public init(year: Int, month: Int, day: Int) {
-        self.year = year
-        self.month = month
-        self.day = day
-    }
-
-    public var description: String {
-        Instant.digits(year, width: 4) + "-" + Instant.digits(month, width: 2) + "-" + Instant.digits(day, width: 2)
-    }
-
-    /// Days since 1970-01-01.
-    var dayNumber: Int64 { Instant.days(year: Int64(year), month: Int64(month), day: Int64(day)) }
-
-    public static func < (lhs: LocalDate, rhs: LocalDate) -> Bool {
-        (lhs.year, lhs.month, lhs.day) < (rhs.year, rhs.month, rhs.day)
-    }
-
-    /// The next day.
-    public func adding(days: Int) -> LocalDate {
-        let (year, month, day) = Instant.civil(fromDays: dayNumber + Int64(days))
-        return LocalDate(year: Int(year), month: Int(month), day: Int(day))
-    }
-
-    /// 1 = Monday ... 7 = Sunday (ISO 8601).
-    public var isoWeekday: Int {
-        // 1970-01-01 was a Thursday (4).
-        let offset = (dayNumber + 3) % 7
-        return Int(offset < 0 ? offset + 7 : offset) + 1
-    }
-}
-
 /// Opening hours of one day, in minutes after local midnight: `[open, close)`.
 public struct OpeningHours: Sendable, Hashable, Codable {
     public var open: Int
@@ -85,17 +39,15 @@ public struct ParkSchedule: Sendable, Hashable {
     public var exceptions: [LocalDate: OpeningHours?]
     /// Slot length in minutes.
     public var slotMinutes: Int
-    /// A Gregorian calendar in the park's zone, made once (making one is not cheap).
-    private let calendar: Calendar
+    /// The park's wall clock.
+    public let clock: ZoneClock
 
     public init(timeZone: TimeZone, weekly: [Int: OpeningHours], exceptions: [LocalDate: OpeningHours?] = [:], slotMinutes: Int) {
         self.timeZone = timeZone
         self.weekly = weekly
         self.exceptions = exceptions
         self.slotMinutes = slotMinutes
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = timeZone
-        self.calendar = calendar
+        self.clock = ZoneClock(timeZone)
     }
 
     /// The hours of `date`, exceptions first.
@@ -125,12 +77,9 @@ public struct ParkSchedule: Sendable, Hashable {
     /// The slot that starts at `instant`, if any: computed directly from the instant's
     /// local time, without listing the day.
     public func slot(startingAt instant: Date) -> Slot? {
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .nanosecond], from: instant)
-        guard let year = parts.year, let month = parts.month, let day = parts.day, let hour = parts.hour, let minuteOfHour = parts.minute,
-            parts.second == 0, (parts.nanosecond ?? 0) < 1_000_000
-        else { return nil }
-        let date = LocalDate(year: year, month: month, day: day)
-        let minute = hour * 60 + minuteOfHour
+        let local = clock.local(instant)
+        guard local.time.second == 0, instant.timeIntervalSince1970 - instant.timeIntervalSince1970.rounded(.down) < 0.001 else { return nil }
+        let date = local.date, minute = local.time.minuteOfDay
         guard let hours = hours(on: date), slotMinutes > 0, minute >= hours.open, minute + slotMinutes <= hours.close,
             (minute - hours.open) % slotMinutes == 0,
             let start = self.instant(date, minute), abs(start.timeIntervalSince(instant)) < 0.001
@@ -143,31 +92,21 @@ public struct ParkSchedule: Sendable, Hashable {
     /// the next day (so an end is never before its start); across a clock change it is
     /// the time the clock shows, e.g. 03:00 for a 01:00 slot on the spring-forward night.
     func localMinute(of instant: Date, after start: Int) -> Int {
-        let parts = calendar.dateComponents([.hour, .minute], from: instant)
-        let minute = (parts.hour ?? 0) * 60 + (parts.minute ?? 0)
+        let minute = clock.local(instant).time.minuteOfDay
         return minute <= start ? minute + 1_440 : minute
     }
 
     /// The local date of an instant in the park's zone.
-    public func localDate(of instant: Date) -> LocalDate {
-        let parts = calendar.dateComponents([.year, .month, .day], from: instant)
-        return LocalDate(year: parts.year!, month: parts.month!, day: parts.day!)
-    }
+    public func localDate(of instant: Date) -> LocalDate { clock.localDate(of: instant) }
 
-    /// The instant of a local wall-clock time, or `nil` when that time does not exist.
+    /// The instant of a local wall-clock time, or `nil` when that time does not exist (a
+    /// slot in the hour skipped when clocks go forward); a repeated time is its first
+    /// occurrence.
     func instant(_ date: LocalDate, _ minute: Int) -> Date? {
-        let wanted = DateComponents(year: date.year, month: date.month, day: date.day, hour: minute / 60, minute: minute % 60)
-        guard minute < 24 * 60, let candidate = calendar.date(from: wanted) else {
-            // Midnight at the end of the day is the next day's 00:00.
-            guard minute == 24 * 60 else { return nil }
-            return instant(date.adding(days: 1), 0)
-        }
-        let back = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: candidate)
-        // A time in the skipped hour comes back as another time: it does not exist.
-        guard back.year == date.year, back.month == date.month, back.day == date.day,
-            back.hour == minute / 60, back.minute == minute % 60
-        else { return nil }
-        return candidate
+        // Midnight at the end of the day is the next day's 00:00.
+        if minute == 24 * 60 { return instant(date.adding(days: 1), 0) }
+        guard let time = LocalTime(secondOfDay: minute * 60) else { return nil }
+        return clock.instant(date, time, gap: .reject, overlap: .earlier)
     }
 }
 

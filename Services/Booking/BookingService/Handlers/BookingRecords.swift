@@ -93,7 +93,7 @@ struct BookingView: Codable, Sendable, Equatable, JSONWritable {
         end = row["end_at"]
         status = row["status"]
         paidWith = row["paid_with"]
-        price = Money(minor: row["price_minor"], currency: row["currency"])
+        price = Money(minor: row["price_minor"], currency: Currency(stored: row["currency"]))
         sanction = row["sanction"]
         let startDate = Instant.parse(row["start_at"]) ?? Date()
         freeCancellationUntil = Instant.format(startDate.addingTimeInterval(-TimeInterval(row["policy_free_seconds"] as Int64)))

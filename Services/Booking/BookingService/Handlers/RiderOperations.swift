@@ -257,7 +257,7 @@ struct RiderOperations: Sendable {
             start = Instant.format(slot.start)
             end = Instant.format(slot.end)
             earliestOverlapping = Instant.format(slot.start.addingTimeInterval(-4 * 3_600))
-            let midnight = slot.date.dayNumber * 86_400_000
+            let midnight = slot.date.daysSinceEpoch * 86_400_000
             dayWindow = (Instant.format(epochMilliseconds: midnight - 14 * 3_600_000), Instant.format(epochMilliseconds: midnight + 36 * 3_600_000))
             freeCancellationUntil = Instant.format(slot.start.addingTimeInterval(-TimeInterval(park.policy.freeCancellationSeconds)))
             createdAt = Instant.format(now)
@@ -328,7 +328,7 @@ struct RiderOperations: Sendable {
                     """
             ).execute(arguments: [
                 booking.id, rider, cable, start, end, booking.date, booking.localStart, booking.localEnd, BookingStatus.booked, paidWith,
-                park.price.minor, park.price.currency, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue, booking.createdAt,
+                park.price.minor, park.price.currency.code, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue, booking.createdAt,
             ])
             try PassLedger.post(
                 db, user: rider, kind: "booking", sessions: paidWith == .session ? -1 : 0,
@@ -470,7 +470,7 @@ struct RiderOperations: Sendable {
         var recent: [LedgerEntry]
     }
 
-    static func passView(_ db: Database, user: String, currency: String) throws -> PassView {
+    static func passView(_ db: Database, user: String, currency: Currency) throws -> PassView {
         let pass = try Row.fetchOne(db, sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?", arguments: [user])
         let entries = try Row.fetchAll(
             db, sql: "SELECT * FROM ledger WHERE user_id = ? ORDER BY id DESC LIMIT 20", arguments: [user]
@@ -522,7 +522,7 @@ struct RiderOperations: Sendable {
             // A retry must not charge again: answer it before calling the provider.
             if let earlier = try await context.earlierReply(as: TopupResult.self) { return earlier }
             let pool = try context.database()
-            let (package, currency) = try await pool.read { db -> (Package?, String) in
+            let (package, currency) = try await pool.read { db -> (Package?, Currency) in
                 let currency = try ParkConfiguration.load(db).price.currency
                 return (try ParkConfiguration.packages(db, currency: currency).first { $0.id == input.package }, currency)
             }
@@ -542,7 +542,7 @@ struct RiderOperations: Sendable {
                         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)
                         """,
                     arguments: [
-                        paymentID, rider, package.id, package.price.minor, currency, Instant.format(now), package.sessions, package.credit.minor,
+                        paymentID, rider, package.id, package.price.minor, currency.code, Instant.format(now), package.sessions, package.credit.minor,
                     ])
                 // A retry finds the payment recorded (no change): its timer stays as set.
                 if db.changesCount > 0 { try PaymentExpiry.schedule(db, payment: paymentID, createdAt: now, after: expiry) }

@@ -276,7 +276,7 @@ struct StaffOperations: Sendable {
                 throw ServiceError.invalid("price.minor", "must be 0 to 100000000")
             }
             // Balances and the ledger are in the park's currency: it cannot change under them.
-            if let currency = input.price?.currency,
+            if let currency = input.price?.currency.code,
                 currency != (try String.fetchOne(db, sql: "SELECT currency FROM park WHERE id = 1")),
                 try Bool.fetchOne(db, sql: "SELECT 1 FROM ledger WHERE amount_minor_delta != 0 LIMIT 1") == true
             {
@@ -293,7 +293,7 @@ struct StaffOperations: Sendable {
                     """,
                 arguments: [
                     input.timeZone, input.slotMinutes, input.capacity, input.minimumNoticeMinutes, input.horizonDays, input.maxBookingsPerDay,
-                    input.price?.minor, input.price?.currency, input.freeCancellationSeconds, input.lateSanction,
+                    input.price?.minor, input.price?.currency.code, input.freeCancellationSeconds, input.lateSanction,
                 ])
             state.settingsChanged(db)
             return Empty()

@@ -58,7 +58,7 @@ struct ParkConfiguration: Sendable {
                 exceptions[date] = .some(nil)
             }
         }
-        let currency: String = park["currency"]
+        let currency = Currency(stored: park["currency"])
         return ParkConfiguration(
             schedule: ParkSchedule(
                 timeZone: TimeZone(identifier: park["time_zone"]) ?? TimeZone(identifier: "UTC")!, weekly: weekly,
@@ -74,7 +74,7 @@ struct ParkConfiguration: Sendable {
             })
     }
 
-    static func packages(_ db: Database, currency: String) throws -> [Package] {
+    static func packages(_ db: Database, currency: Currency) throws -> [Package] {
         try Row.fetchAll(db, sql: "SELECT * FROM package WHERE active = 1 ORDER BY price_minor, id").map {
             Package(
                 id: $0["id"], name: $0["name"], sessions: $0["sessions"], credit: Money(minor: $0["credit_minor"], currency: currency),
