@@ -77,7 +77,8 @@ public enum BookingService {
             operations: RiderOperations(payments: payments, state: state, paymentExpirySeconds: settings.paymentExpirySeconds).all
                 + StaffOperations(riders: directory, state: state).all
                 // Pictures of cables and packages: staff upload them, the app shows them to anyone.
-                + MediaOperations.operations(service: name, putAuth: StaffOperations.staff, getAuth: .public),
+                + MediaOperations.operations(service: name, putAuth: StaffOperations.staff, getAuth: .public)
+                + [BookingChanges.operation],
             events: events,
             subscriptions: [userDeleted(state)],
             migrations: { BookingMigrations.register(in: &$0) },

@@ -118,5 +118,6 @@ enum PlatformMigrations {
         // Uploaded images and who refers to them (Media/MediaCatalog.swift).
         migrator.registerMigration("platform-media-1", migrate: MediaCatalog.createTables)
         DeliveryOutbox.registerMigration(in: &migrator)
+        ChangeFeed.registerMigration(in: &migrator)
     }
 }

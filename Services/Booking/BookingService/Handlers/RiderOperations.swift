@@ -323,12 +323,13 @@ struct RiderOperations: Sendable {
             try db.cachedStatement(
                 sql: """
                     INSERT INTO booking (id, user_id, cable_id, start_at, end_at, local_date, local_start, local_end, status, paid_with,
-                                         price_minor, currency, policy_free_seconds, policy_sanction, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                         price_minor, currency, policy_free_seconds, policy_sanction, created_at, change_version)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: [
                 booking.id, rider, cable, start, end, booking.date, booking.localStart, booking.localEnd, BookingStatus.booked, paidWith,
                 park.price.minor, park.price.currency.code, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue, booking.createdAt,
+                try ChangeFeed.stamp(db),
             ])
             try PassLedger.post(
                 db, user: rider, kind: "booking", sessions: paidWith == .session ? -1 : 0,
@@ -377,8 +378,8 @@ struct RiderOperations: Sendable {
                 try PassLedger.refund(db, booking)
             }
             try db.execute(
-                sql: "UPDATE booking SET status = ?, sanction = ?, cancelled_at = ? WHERE id = ?",
-                arguments: [status, sanction, Instant.format(now), booking.id])
+                sql: "UPDATE booking SET status = ?, sanction = ?, cancelled_at = ?, change_version = ? WHERE id = ?",
+                arguments: [status, sanction, Instant.format(now), try ChangeFeed.stamp(db), booking.id])
             guard let updated = try BookingView.load(db, id: booking.id) else { throw ServiceError.internal(ref: booking.id) }
             try Outbox.append(db, type: late ? "booking.late_cancelled" : "booking.cancelled", data: updated.eventData)
             state.changed(db)

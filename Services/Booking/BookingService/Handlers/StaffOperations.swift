@@ -110,7 +110,9 @@ struct StaffOperations: Sendable {
                     try PassLedger.refund(db, booking)
                 }
             }
-            try db.execute(sql: "UPDATE booking SET status = ?, sanction = ? WHERE id = ?", arguments: [input.outcome, sanction, booking.id])
+            try db.execute(
+                sql: "UPDATE booking SET status = ?, sanction = ?, change_version = ? WHERE id = ?",
+                arguments: [input.outcome, sanction, try ChangeFeed.stamp(db), booking.id])
             guard let updated = try BookingView.load(db, id: booking.id) else { throw ServiceError.internal(ref: booking.id) }
             try Outbox.append(db, type: "booking.\(input.outcome)", data: updated.eventData)
             state.changed(db)
@@ -143,7 +145,8 @@ struct StaffOperations: Sendable {
             switch (input.action, current) {
             case ("waive", "forfeit"):
                 try PassLedger.refund(db, booking, kind: "waiver")
-                try db.execute(sql: "UPDATE booking SET sanction = 'waived' WHERE id = ?", arguments: [booking.id])
+                try db.execute(
+                    sql: "UPDATE booking SET sanction = 'waived', change_version = ? WHERE id = ?", arguments: [try ChangeFeed.stamp(db), booking.id])
             case ("forfeit", "none"), ("forfeit", "waived"):
                 // Taking back what was returned: the pass must still hold it.
                 let pass = try Row.fetchOne(db, sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?", arguments: [booking.userId])
@@ -157,7 +160,8 @@ struct StaffOperations: Sendable {
                 } else {
                     try PassLedger.post(db, user: booking.userId, kind: "forfeit", sessions: 0, amount: -booking.price.minor, booking: booking.id)
                 }
-                try db.execute(sql: "UPDATE booking SET sanction = 'forfeit' WHERE id = ?", arguments: [booking.id])
+                try db.execute(
+                    sql: "UPDATE booking SET sanction = 'forfeit', change_version = ? WHERE id = ?", arguments: [try ChangeFeed.stamp(db), booking.id])
             default:
                 break  // already as asked
             }
@@ -185,8 +189,8 @@ struct StaffOperations: Sendable {
             guard booking.status == "booked" else { throw ServiceError.conflict("this booking is \(booking.status)", reason: "not_active") }
             try PassLedger.refund(db, booking)
             try db.execute(
-                sql: "UPDATE booking SET status = 'cancelled_by_park', cancelled_at = ? WHERE id = ?",
-                arguments: [Instant.format(Date()), booking.id])
+                sql: "UPDATE booking SET status = 'cancelled_by_park', cancelled_at = ?, change_version = ? WHERE id = ?",
+                arguments: [Instant.format(Date()), try ChangeFeed.stamp(db), booking.id])
             guard let updated = try BookingView.load(db, id: booking.id) else { throw ServiceError.internal(ref: booking.id) }
             guard case .object(var data) = updated.eventData else { return updated }
             data["reason"] = .string(input.reason ?? "")
@@ -221,8 +225,8 @@ struct StaffOperations: Sendable {
             }
             let id = "blk_" + Digest.hex(Digest.randomBytes(8))
             try db.execute(
-                sql: "INSERT INTO block (id, cable_id, start_at, end_at, reason) VALUES (?, ?, ?, ?, ?)",
-                arguments: [id, input.cable, Instant.format(start), Instant.format(end), input.reason ?? ""])
+                sql: "INSERT INTO block (id, cable_id, start_at, end_at, reason, change_version) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [id, input.cable, Instant.format(start), Instant.format(end), input.reason ?? "", try ChangeFeed.stamp(db)])
             state.changed(db)
             return ["id": .string(id)] as JSONValue
         }
@@ -240,6 +244,7 @@ struct StaffOperations: Sendable {
         ) { (_, input: BlockRemove, db: Database) in
             try db.execute(sql: "DELETE FROM block WHERE id = ?", arguments: [input.id])
             guard db.changesCount == 1 else { throw ServiceError.notFound("no such block") }
+            for scope in BookingChanges.blockScopes { try ChangeFeed.recordDeletion(db, entity: "block", id: input.id, scope: scope) }
             state.changed(db)
             return Empty()
         }
@@ -276,11 +281,15 @@ struct StaffOperations: Sendable {
                 throw ServiceError.invalid("price.minor", "must be 0 to 100000000")
             }
             // Balances and the ledger are in the park's currency: it cannot change under them.
-            if let currency = input.price?.currency.code,
-                currency != (try String.fetchOne(db, sql: "SELECT currency FROM park WHERE id = 1")),
-                try Bool.fetchOne(db, sql: "SELECT 1 FROM ledger WHERE amount_minor_delta != 0 LIMIT 1") == true
-            {
+            let currencyChanges = try input.price.map { $0.currency.code != (try String.fetchOne(db, sql: "SELECT currency FROM park WHERE id = 1")) } ?? false
+            if currencyChanges, try Bool.fetchOne(db, sql: "SELECT 1 FROM ledger WHERE amount_minor_delta != 0 LIMIT 1") == true {
                 throw ServiceError.conflict("balances exist in the current currency; it cannot change", reason: "currency_in_use")
+            }
+            if currencyChanges {
+                // Packages are priced in the park's currency: devices get them again.
+                for id in try String.fetchAll(db, sql: "SELECT id FROM package") {
+                    try db.execute(sql: "UPDATE package SET change_version = ? WHERE id = ?", arguments: [try ChangeFeed.stamp(db), id])
+                }
             }
             try db.execute(
                 sql: """
@@ -383,10 +392,11 @@ struct StaffOperations: Sendable {
             try MediaCatalog.requireUpload(db, image, field: "image")
             try db.execute(
                 sql: """
-                    INSERT INTO cable (id, name, active, image_id) VALUES (?, ?, ?, ?)
-                    ON CONFLICT(id) DO UPDATE SET name = excluded.name, active = excluded.active, image_id = excluded.image_id
+                    INSERT INTO cable (id, name, active, image_id, change_version) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT(id) DO UPDATE SET name = excluded.name, active = excluded.active, image_id = excluded.image_id,
+                        change_version = excluded.change_version
                     """,
-                arguments: [input.id, input.name, input.active ?? true, image])
+                arguments: [input.id, input.name, input.active ?? true, image, try ChangeFeed.stamp(db)])
             try MediaCatalog.replace(db, owner: Cable.imageOwner(input.id), current, with: image, field: "image", store: try context.mediaStore())
             state.settingsChanged(db)
             return Empty()
@@ -428,10 +438,13 @@ extension StaffOperations {
             try MediaCatalog.requireUpload(db, image, field: "image")
             try db.execute(
                 sql: """
-                    INSERT INTO package (id, name, sessions, credit_minor, price_minor, active, image_id) VALUES (?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO package (id, name, sessions, credit_minor, price_minor, active, image_id, change_version)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                     ON CONFLICT(id) DO UPDATE SET name = excluded.name, sessions = excluded.sessions, credit_minor = excluded.credit_minor,
-                        price_minor = excluded.price_minor, active = excluded.active, image_id = excluded.image_id
-                    """, arguments: [input.id, input.name, input.sessions, input.credit, input.price, input.active ?? true, image])
+                        price_minor = excluded.price_minor, active = excluded.active, image_id = excluded.image_id,
+                        change_version = excluded.change_version
+                    """,
+                arguments: [input.id, input.name, input.sessions, input.credit, input.price, input.active ?? true, image, try ChangeFeed.stamp(db)])
             try MediaCatalog.replace(db, owner: Package.imageOwner(input.id), current, with: image, field: "image", store: try context.mediaStore())
             state.settingsChanged(db)
             return Empty()

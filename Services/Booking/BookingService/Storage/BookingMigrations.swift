@@ -154,5 +154,19 @@ enum BookingMigrations {
                 ALTER TABLE package ADD COLUMN image_id TEXT REFERENCES platform_media(id);
                 """)
         }
+        migrator.registerMigration("booking-5-changes") { db in
+            // The changes feed (booking.changes): the version of each row's last change.
+            // Rows already here get versions in rowid order, after the counter, table by
+            // table, and the counter moves past them, so every version is unique. Riders'
+            // feeds read their own bookings through booking_user; catalog and blocks are
+            // small tables read whole: no index is added to the booking path.
+            for table in ["cable", "package", "block", "booking"] {
+                try db.execute(sql: """
+                    ALTER TABLE \(table) ADD COLUMN change_version INTEGER NOT NULL DEFAULT 0;
+                    UPDATE \(table) SET change_version = (SELECT last FROM platform_change_state) + rowid;
+                    UPDATE platform_change_state SET last = last + (SELECT COALESCE(MAX(rowid), 0) FROM \(table));
+                    """)
+            }
+        }
     }
 }

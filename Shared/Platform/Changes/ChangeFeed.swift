@@ -1,0 +1,293 @@
+import Foundation
+import GRDB
+
+/// A changes feed for offline apps: every row a user can see carries the version of its
+/// last change, deletions leave a marker (a tombstone) for a while, and
+/// `<service>.changes {since, limit}` pages through what changed after a version the
+/// device holds.
+///
+/// Versions come from one counter per service database (`platform_change_state`),
+/// advanced by ``stamp(_:)`` inside the write that makes the change. Writes are
+/// serialized, so versions are handed out in commit order and a reader's snapshot
+/// always holds every change up to the counter it reads: a page never skips a change
+/// that commits later with a smaller version. A rolled-back write leaves a gap, which
+/// is harmless.
+public enum ChangeFeed {
+    /// How long deletion markers are kept by default: a device away for a month (and
+    /// two weeks more) still learns what was deleted; one away longer starts again.
+    public static let defaultTombstoneRetention: TimeInterval = 45 * 86_400
+
+    /// The next version, for a row this transaction changes. Call it in the write that
+    /// changes the row and store it in the row's version column.
+    public static func stamp(_ db: Database) throws -> Int64 {
+        try Int64.fetchOne(
+            db.cachedStatement(sql: "UPDATE platform_change_state SET last = last + 1 WHERE id = 1 RETURNING last"))!
+    }
+
+    /// Records that `entity` `id` is gone for the viewers of `scope` (`user:<id>`,
+    /// `role:staff`, ``ChangeViewer/everyone``), in the deleting transaction. A later
+    /// row with the same id (created again) has a larger version and wins on the device.
+    @discardableResult
+    public static func recordDeletion(_ db: Database, entity: String, id: String, scope: String, at now: Date = Date()) throws -> Int64 {
+        let version = try stamp(db)
+        try db.execute(
+            sql: "INSERT OR REPLACE INTO platform_tombstone (version, entity, id, scope, deleted_at) VALUES (?, ?, ?, ?, ?)",
+            arguments: [version, entity, id, scope, Int64(now.timeIntervalSince1970 * 1000)])
+        return version
+    }
+
+    /// The counter now and the oldest version a device may resume from.
+    static func state(_ db: Database) throws -> (last: Int64, horizon: Int64) {
+        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT last, horizon FROM platform_change_state WHERE id = 1"))!
+        return (row["last"], row["horizon"])
+    }
+
+    /// Removes deletion markers older than `retention`; a device whose `since` is older
+    /// than the newest removed marker is told to start again. Returns how many went.
+    @discardableResult
+    public static func prune(_ db: Database, olderThan retention: TimeInterval = defaultTombstoneRetention, now: Date = Date()) throws -> Int {
+        let cutoff = Int64((now.timeIntervalSince1970 - retention) * 1000)
+        guard let newest = try Int64.fetchOne(db, sql: "SELECT MAX(version) FROM platform_tombstone WHERE deleted_at < ?", arguments: [cutoff])
+        else { return 0 }
+        try db.execute(sql: "DELETE FROM platform_tombstone WHERE deleted_at < ?", arguments: [cutoff])
+        let removed = db.changesCount
+        try db.execute(sql: "UPDATE platform_change_state SET horizon = MAX(horizon, ?) WHERE id = 1", arguments: [newest])
+        return removed
+    }
+
+    /// One page of changes for `viewer` after `since`, read in one snapshot.
+    public static func page(_ db: Database, sources: [ChangeSource], viewer: ChangeViewer, since: ChangeCursor, limit: Int) throws -> ChangePage {
+        let (last, horizon) = try state(db)
+        // Deletions the device needs may have been pruned, or the cursor is newer than
+        // this database (restored from a backup, or another installation): the device
+        // cannot trust what it holds.
+        if since.position < 0 || since.position > last || since.safePoint > last || (since.safePoint > 0 && since.safePoint < horizon) {
+            return ChangePage(items: [], next: ChangeCursor.start.text, more: false, resync: true)
+        }
+        let query = ChangeQuery(viewer: viewer, since: since.position, limit: limit + 1, includeDeletions: since.position > 0)
+        var changes: [Change] = []
+        for source in sources { changes += try source.changes(db, query) }
+        if query.includeDeletions, !viewer.scopes.isEmpty {
+            // Only deletions after the safe point: older ones are of rows the device
+            // never got (it started its first sync after them).
+            let marks = Array(repeating: "?", count: viewer.scopes.count).joined(separator: ", ")
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT version, entity, id FROM platform_tombstone
+                    WHERE scope IN (\(marks)) AND version > ? ORDER BY version LIMIT ?
+                    """,
+                arguments: StatementArguments(viewer.scopes + [max(since.position, since.safePoint), limit + 1] as [any DatabaseValueConvertible]))
+            changes += rows.map { Change(entity: $0["entity"], id: $0["id"], version: $0["version"], data: nil) }
+        }
+        changes.sort { $0.version < $1.version }
+        guard changes.count > limit else {
+            // Everything up to the counter is in this snapshot: the device may resume
+            // from it, past changes it cannot see.
+            return ChangePage(items: changes.map(ChangePage.Item.init), next: ChangeCursor(position: last, safePoint: last).text, more: false, resync: false)
+        }
+        let items = changes.prefix(limit)
+        // A first sync pages through rows of any age; the rows it hands out were alive at
+        // this snapshot, so only deletions after it matter to the device (its safe point).
+        let safePoint = since.position == 0 ? last : since.safePoint
+        let next = ChangeCursor(position: items.last!.version, safePoint: safePoint)
+        return ChangePage(items: items.map(ChangePage.Item.init), next: next.text, more: true, resync: false)
+    }
+
+    /// `<service>.changes`: the feed of `sources` for the caller.
+    public static func operation(service: String, sources: [ChangeSource], auth: AuthRule = .authenticated, summary: String) -> ServiceOperation {
+        .read(
+            "\(service).changes", summary: summary, auth: auth,
+            request: .object([
+                "since": JSONSchema.any.described("the `next` of the last page applied (a string; a version number is taken too); absent, 0 or \"0\": everything"),
+                "limit": .integer(minimum: 1, maximum: maxLimit),
+            ]),
+            response: ChangePage.schema(entities: sources.map(\.entity))
+        ) { (context, input: ChangeRequest, db: Database) in
+            let principal = try context.requirePrincipal()
+            let since: ChangeCursor
+            switch input.since {
+            case nil, .null?: since = .start
+            case .integer(let version)? where version >= 0: since = ChangeCursor(position: version, safePoint: version)
+            case .string(let text)?:
+                guard let cursor = ChangeCursor(text) else { throw ServiceError.invalid("since", "not a `next` of this feed") }
+                since = cursor
+            default: throw ServiceError.invalid("since", "not a `next` of this feed")
+            }
+            return try page(db, sources: sources, viewer: ChangeViewer(principal), since: since, limit: input.limit ?? defaultLimit)
+        }
+    }
+
+    /// Items per page unless asked.
+    public static let defaultLimit = 100
+    /// Items per page at most.
+    public static let maxLimit: Int64 = 500
+
+    struct ChangeRequest: Codable, Sendable {
+        var since: JSONValue?
+        var limit: Int?
+    }
+
+    /// The tables of the feed (migration `platform-changes-1`).
+    static func registerMigration(in migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("platform-changes-1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE platform_change_state (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        last INTEGER NOT NULL,
+                        horizon INTEGER NOT NULL
+                    );
+                    INSERT INTO platform_change_state (id, last, horizon) VALUES (1, 0, 0);
+                    CREATE TABLE platform_tombstone (
+                        version INTEGER PRIMARY KEY,
+                        entity TEXT NOT NULL,
+                        id TEXT NOT NULL,
+                        scope TEXT NOT NULL,
+                        deleted_at INTEGER NOT NULL,
+                        UNIQUE (entity, id, scope)
+                    );
+                    CREATE INDEX platform_tombstone_scope ON platform_tombstone(scope, version);
+                    """)
+        }
+    }
+}
+
+/// Where a device is in the feed: it has applied every change up to `position`, and it
+/// needs the deletions after `safePoint` (the counter when its first sync began, while
+/// that sync is still paging through older rows; `position` otherwise). On the wire,
+/// `"<position>"` or `"<position>-<safePoint>"`.
+public struct ChangeCursor: Sendable, Hashable {
+    public var position: Int64
+    public var safePoint: Int64
+
+    /// Nothing applied yet.
+    public static let start = ChangeCursor(position: 0, safePoint: 0)
+
+    public init(position: Int64, safePoint: Int64) {
+        self.position = position
+        self.safePoint = max(position, safePoint)
+    }
+
+    /// Parses the wire form; `nil` for anything else.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count <= 2, parts.allSatisfy({ !$0.isEmpty && $0.count <= 19 && $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }),
+            let position = Int64(parts[0]), let safePoint = parts.count == 2 ? Int64(parts[1]) : position,
+            parts.count == 1 || safePoint > position
+        else { return nil }
+        self.init(position: position, safePoint: safePoint)
+    }
+
+    public var text: String { safePoint == position ? "\(position)" : "\(position)-\(safePoint)" }
+}
+
+/// Who reads the feed, and the tombstone scopes that reach them.
+public struct ChangeViewer: Sendable {
+    /// The scope of deletions every signed-in user sees (a withdrawn catalog item).
+    public static let everyone = "everyone"
+
+    public var userID: String
+    public var roles: Set<String>
+
+    public init(userID: String, roles: Set<String>) {
+        self.userID = userID
+        self.roles = roles
+    }
+
+    init(_ principal: Principal) { self.init(userID: principal.userID, roles: principal.roles) }
+
+    /// `user:<id>`, `role:<role>` for each role, and ``everyone``.
+    public var scopes: [String] { [Self.everyone, Self.user(userID)] + roles.sorted().map(Self.role) }
+
+    /// The scope of one user's rows.
+    public static func user(_ id: String) -> String { "user:\(id)" }
+    /// The scope of rows everyone in a role sees.
+    public static func role(_ role: String) -> String { "role:\(role)" }
+}
+
+/// What a source is asked for.
+public struct ChangeQuery: Sendable {
+    public var viewer: ChangeViewer
+    /// Changes with a version above this.
+    public var since: Int64
+    /// At most this many, smallest versions first.
+    public var limit: Int
+    /// Whether rows the viewer can no longer see are wanted (as deletions). Not on a
+    /// first sync (`since` 0): the device has nothing to delete.
+    public var includeDeletions: Bool
+}
+
+/// One changed row: its data as the service shows it, or `nil` when it is gone for the viewer.
+public struct Change: Sendable, Hashable {
+    public var entity: String
+    public var id: String
+    public var version: Int64
+    public var data: JSONValue?
+
+    public init(entity: String, id: String, version: Int64, data: JSONValue?) {
+        self.entity = entity
+        self.id = id
+        self.version = version
+        self.data = data
+    }
+}
+
+/// One kind of row in a service's feed, with its own visibility rule: the rows `query`'s
+/// viewer can see changed after `query.since`, smallest version first, at most
+/// `query.limit`; with `includeDeletions`, also rows that changed and that the viewer
+/// may have held but can no longer see (withdrawn, reassigned), as `data: nil`. Rows
+/// deleted outright are the tombstones' business (``ChangeFeed/recordDeletion``).
+public struct ChangeSource: Sendable {
+    public var entity: String
+    public var changes: @Sendable (Database, ChangeQuery) throws -> [Change]
+
+    public init(entity: String, changes: @escaping @Sendable (Database, ChangeQuery) throws -> [Change]) {
+        self.entity = entity
+        self.changes = changes
+    }
+}
+
+/// A page of the feed.
+public struct ChangePage: Codable, Sendable, Equatable {
+    public struct Item: Codable, Sendable, Equatable {
+        public var entity: String
+        public var id: String
+        public var version: Int64
+        public var deleted: Bool
+        public var data: JSONValue?
+
+        init(_ change: Change) {
+            entity = change.entity
+            id = change.id
+            version = change.version
+            deleted = change.data == nil
+            data = change.data
+        }
+    }
+
+    /// Changes in version order; apply them in order (an item replaces the device's copy
+    /// of `entity`/`id`, a `deleted` one removes it).
+    public var items: [Item]
+    /// The `since` of the next call, to keep once the items are applied (opaque).
+    public var next: String
+    /// Whether another page is waiting now.
+    public var more: Bool
+    /// Whether the device must drop what it holds and sync again from `since` 0.
+    public var resync: Bool
+
+    static func schema(entities: [String]) -> JSONSchema {
+        .object(
+            [
+                "items": .array(
+                    of: .object(
+                        [
+                            "entity": .oneOf(entities), "id": .string(), "version": .integer(minimum: 1), "deleted": .boolean,
+                            "data": JSONSchema.any.nullable().described("the row as the service's own operations show it; absent when deleted"),
+                        ], required: ["entity", "id", "version", "deleted"]), maxItems: Int(ChangeFeed.maxLimit)),
+                "next": JSONSchema.string(minLength: 1, maxLength: 41).described("pass as `since` next time"),
+                "more": JSONSchema.boolean.described("another page is waiting: call again with `next` now"),
+                "resync": JSONSchema.boolean.described("`since` is older than the deletions kept (or unknown here): drop local copies and sync from 0"),
+            ], required: ["items", "next", "more", "resync"])
+    }
+}
