@@ -119,14 +119,15 @@ struct RuntimeTests {
     func deadline() async throws {
         let directory = try TemporaryDirectory()
         var configuration = PlatformConfiguration.forTests(directory: directory, services: ["test"])
-        configuration.requestDeadlineMs = 1_000
+        configuration.requestDeadlineMs = 3_000
         let service = try await InProcessService(TestService.definition(), configuration: configuration)
-        async let slow = service.call("test.slow", data: ["ms": 3_000], idempotent: false)
+        async let slow = service.call("test.slow", data: ["ms": 6_000], idempotent: false, timeout: .seconds(10))
         try await Task.sleep(for: .milliseconds(50))
         let started = ContinuousClock.now
         #expect(try await service.call("test.health", idempotent: true).ok)
-        // Held up, it would wait for the slow handler's 1 s deadline.
-        #expect(ContinuousClock.now - started < .milliseconds(800))
+        // Held up, it would wait for the slow handler's 3 s deadline (2.95 s from here);
+        // the bound leaves a loaded machine (the whole suite on two cores) its margin.
+        #expect(ContinuousClock.now - started < .seconds(2))
         let reply = try await slow
         #expect(reply.error?.code == .timeout)
         await service.stop()

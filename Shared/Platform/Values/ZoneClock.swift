@@ -71,34 +71,29 @@ public struct ZoneClock: Sendable, Hashable {
     /// Resolves a local date and time into the instants it happens at.
     public func resolve(_ local: LocalDateTime) -> Resolution {
         let naive = local.naiveSeconds
+        func offset(_ seconds: Int64) -> Int64 { Int64(self.offset(at: Date(timeIntervalSince1970: TimeInterval(seconds)))) }
+        func date(_ seconds: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(seconds)) }
         // The offsets in force a day around: a zone changes offset at most once in that
         // window in practice, so the time is either one of these or in a gap between.
-        let before = offset(at: Date(timeIntervalSince1970: TimeInterval(naive - 86_400)))
-        let after = offset(at: Date(timeIntervalSince1970: TimeInterval(naive + 86_400)))
-        var instants: [Int64] = []
-        for candidateOffset in before == after ? [before] : [before, after] {
-            let instant = naive - Int64(candidateOffset)
-            if offset(at: Date(timeIntervalSince1970: TimeInterval(instant))) == candidateOffset, !instants.contains(instant) {
-                instants.append(instant)
-            }
-        }
-        // An offset change that lands within the window other than the two ends (two
-        // changes in a day, as some zones had): check the offset at the naive time too.
-        if instants.isEmpty {
-            let middle = offset(at: Date(timeIntervalSince1970: TimeInterval(naive)))
-            let instant = naive - Int64(middle)
-            if offset(at: Date(timeIntervalSince1970: TimeInterval(instant))) == middle { instants.append(instant) }
-        }
-        instants.sort()
-        switch instants.count {
-        case 0:
-            // In the gap: shifted forward by the gap, using the offset before it.
-            return .skipped(after: Date(timeIntervalSince1970: TimeInterval(naive - Int64(before))))
-        case 1:
-            return .unique(Date(timeIntervalSince1970: TimeInterval(instants[0])))
-        default:
-            return .repeated(earlier: Date(timeIntervalSince1970: TimeInterval(instants[0])),
-                             later: Date(timeIntervalSince1970: TimeInterval(instants[instants.count - 1])))
+        let before = offset(naive - 86_400), after = offset(naive + 86_400)
+        // The usual case, no change near: one offset, checked once.
+        let early = naive - before
+        let earlyHolds = offset(early) == before
+        if before == after, earlyHolds { return .unique(date(early)) }
+        let late = naive - after
+        let lateHolds = before != after && offset(late) == after
+        switch (earlyHolds, lateHolds) {
+        case (true, true):
+            return .repeated(earlier: date(min(early, late)), later: date(max(early, late)))
+        case (true, false): return .unique(date(early))
+        case (false, true): return .unique(date(late))
+        case (false, false):
+            // Two changes within the window (as some zones had): the offset at the naive
+            // time itself may still hold; otherwise it is a gap, shifted forward by it,
+            // using the offset before it.
+            let middle = offset(naive)
+            if offset(naive - middle) == middle { return .unique(date(naive - middle)) }
+            return .skipped(after: date(naive - before))
         }
     }
 
