@@ -178,8 +178,11 @@ struct AuthFlowTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(replies.filter { $0.error?.code == .unauthenticated }.count == 5)
-            #expect(replies.filter { $0.error?.code == .rateLimited }.count == 7)
+            // At most 5 guesses are checked (fewer: two checks of one account hash at a
+            // time and the others are refused at once); every other is rate_limited.
+            let checked = replies.filter { $0.error?.code == .unauthenticated }.count
+            #expect(checked >= 1 && checked <= 5)
+            #expect(replies.filter { $0.error?.code == .rateLimited }.count == 12 - checked)
         }
     }
 

@@ -34,7 +34,7 @@ public enum AuthService {
         let verifier = AccessTokenVerifier()
         let keys = SigningKeys(verifier: verifier)
         let issuer = SessionIssuer(keys: keys, policy: settings.sessions)
-        let hasher = PasswordHasher(logN: settings.scryptLogN)
+        let hasher = PasswordHasher(logN: settings.scryptLogN, maxQueued: settings.hashQueue)
         let outbox = DeliveryOutbox(service: name)
         let operations =
             AccountOperations(issuer: issuer, hasher: hasher, settings: settings).all + ProfileOperations().all
@@ -43,7 +43,8 @@ public enum AuthService {
                 issuer: issuer, outbox: outbox,
                 codes: OneTimeCodes(lifetime: settings.smsCodeLifetime, resendAfter: settings.codeResendInterval), limits: .init()
             ).all
-            + RecoveryOperations(issuer: issuer, hasher: hasher, outbox: outbox, resendAfter: settings.codeResendInterval).all
+            + RecoveryOperations(
+                issuer: issuer, hasher: hasher, outbox: outbox, resendAfter: settings.codeResendInterval, passwordLimits: settings.passwordLimits).all
             + FacebookOperations(issuer: issuer, settings: settings).all
             + DeliveryOperations.operations(outbox: outbox)
         let transports = Self.transports(settings, dataDirectory: dataDirectory)

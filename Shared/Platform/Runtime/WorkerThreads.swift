@@ -8,8 +8,22 @@ import Synchronization
 /// Such work must stay off Swift's cooperative pool and off libdispatch's global queues:
 /// those have about one thread per core, and a blocked or busy one there delays every
 /// database access of the service (GRDB's queues run on them).
+///
+/// A caller may bound the queue (``run(maxQueued:_:)``): past the bound `run` throws
+/// ``Full`` at once instead of queueing work nobody will wait for. Work
+/// whose task is cancelled before a thread takes it (a request past its deadline) is
+/// dropped unrun, with `CancellationError`.
 public final class WorkerThreads: Sendable {
-    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    /// The queue is at its bound.
+    public struct Full: Error, Sendable {}
+
+    private final class Job: Sendable {
+        let body: @Sendable (_ cancelled: Bool) -> Void
+        let cancelled = Atomic<Bool>(false)
+        init(_ body: @escaping @Sendable (Bool) -> Void) { self.body = body }
+    }
+
+    private let jobs = Mutex<[Job]>([])
     private let available = DispatchSemaphore(value: 0)
 
     /// Starts `count` threads named `name`. A positive `niceness` lowers their scheduling
@@ -22,8 +36,8 @@ public final class WorkerThreads: Sendable {
                 }
                 while true {
                     available.wait()
-                    let job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-                    job?()
+                    guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
+                    job.body(job.cancelled.load(ordering: .acquiring))
                 }
             }
             thread.name = "\(name)-\(index)"
@@ -31,11 +45,38 @@ public final class WorkerThreads: Sendable {
         }
     }
 
-    /// Runs `work` on one of the threads and returns its result.
-    public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            jobs.withLock { $0.append { continuation.resume(with: Result { try work() }) } }
-            available.signal()
+    /// Jobs waiting for a thread now.
+    public var queued: Int { jobs.withLock { $0.count } }
+
+    /// Runs `work` on one of the threads and returns its result; throws ``Full`` when
+    /// `maxQueued` jobs already wait and `CancellationError` when the task is cancelled
+    /// before a thread takes the work.
+    public func run<T: Sendable>(maxQueued: Int = .max, _ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try Task.checkCancellation()
+        let slot = Mutex<Job?>(nil)
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let job = Job { cancelled in
+                    if cancelled {
+                        continuation.resume(throwing: CancellationError())
+                    } else {
+                        continuation.resume(with: Result { try work() })
+                    }
+                }
+                let accepted = jobs.withLock { queue -> Bool in
+                    guard queue.count < maxQueued else { return false }
+                    queue.append(job)
+                    return true
+                }
+                guard accepted else {
+                    continuation.resume(throwing: Full())
+                    return
+                }
+                slot.withLock { $0 = job }
+                available.signal()
+            }
+        } onCancel: {
+            slot.withLock { $0?.cancelled.store(true, ordering: .releasing) }
         }
     }
 }

@@ -16,10 +16,12 @@ public struct AuthSettings: Sendable, Equatable {
     public var smsCodeLifetime: TimeInterval = 300
     /// The earliest resend of a code (`BACKEND_AUTH_CODE_RESEND_S`, default 60).
     public var codeResendInterval: TimeInterval = 60
-    /// Failed sign-ins per account allowed in 15 minutes before `rate_limited`.
-    public var failedSignInLimit = 5
-    /// Failed sign-ins per client address allowed in 15 minutes.
-    public var failedSignInLimitPerClient = 20
+    /// Wrong passwords allowed per account and client, per account, per client
+    /// (`BACKEND_AUTH_PASSWORD_LIMITS`: `5/50/20`, in 15 minutes).
+    public var passwordLimits = PasswordLimits()
+    /// Password hashes allowed to wait for a hashing thread (`BACKEND_AUTH_HASH_QUEUE`,
+    /// default 16); beyond, `rate_limited` at once.
+    public var hashQueue = 16
     /// How emails leave (`BACKEND_AUTH_EMAIL_TRANSPORT`: `file` (default) or `smtp`).
     public var emailTransport = "file"
     /// How SMS leave (`BACKEND_AUTH_SMS_TRANSPORT`: `file` (default) or `http`).
@@ -68,6 +70,18 @@ public struct AuthSettings: Sendable, Equatable {
                 throw ConfigurationError("BACKEND_AUTH_IDLE_TIMEOUT_S must be at least 60")
             }
             settings.sessions.idleTimeout = seconds
+        }
+        if let value = environment["BACKEND_AUTH_PASSWORD_LIMITS"] {
+            let numbers = value.split(separator: "/").compactMap { Int($0) }
+            guard numbers.count == 3, numbers.allSatisfy({ $0 >= 1 }) else {
+                throw ConfigurationError("BACKEND_AUTH_PASSWORD_LIMITS must be <per account and client>/<per account>/<per client>, e.g. 5/50/20")
+            }
+            (settings.passwordLimits.perAccountAndClient, settings.passwordLimits.perAccount, settings.passwordLimits.perClient) =
+                (numbers[0], numbers[1], numbers[2])
+        }
+        if let value = environment["BACKEND_AUTH_HASH_QUEUE"] {
+            guard let count = Int(value), (1...1_000).contains(count) else { throw ConfigurationError("BACKEND_AUTH_HASH_QUEUE must be 1 to 1000") }
+            settings.hashQueue = count
         }
         if let value = environment["BACKEND_AUTH_TERMS_VERSION"], !value.isEmpty { settings.termsVersion = value }
         if let value = environment["BACKEND_AUTH_SMS_CODE_TTL_S"] {

@@ -8,7 +8,9 @@ import Platform
 /// can be raised later and old hashes still verify. Hashing runs on two dedicated
 /// threads (each hash takes 128 MiB at N=2^17), never on the cooperative pool, the
 /// dispatch queues nor the socket thread: sign-ins queue there while everything else
-/// keeps answering.
+/// keeps answering. The queue is bounded: with `maxQueued` hashes waiting, another is
+/// refused at once with `rate_limited` (``Busy``) rather than answered after its
+/// deadline; a request past its deadline is dropped before it is hashed.
 public struct PasswordHasher: Sendable {
     /// log2 of scrypt's N; 17 (N=2^17) is the minimum for production.
     public let logN: Int
@@ -17,9 +19,16 @@ public struct PasswordHasher: Sendable {
     /// Parallelism.
     public let p = 1
 
-    /// Creates a hasher with cost 2^`logN`.
-    public init(logN: Int = 17) {
+    /// Hashes allowed to wait for a thread.
+    public let maxQueued: Int
+
+    /// Too many hashes wait: the request is refused, not counted as a failed password.
+    public struct Busy: Error, Sendable {}
+
+    /// Creates a hasher with cost 2^`logN` and at most `maxQueued` hashes waiting.
+    public init(logN: Int = 17, maxQueued: Int = 16) {
         self.logN = logN
+        self.maxQueued = maxQueued
     }
 
     /// Two hashing threads: each hash takes 128 MiB at N=2^17 and a core for ~0.3 s.
@@ -29,31 +38,34 @@ public struct PasswordHasher: Sendable {
     public func hash(_ password: String) async throws -> String {
         let salt = Digest.randomBytes(16)
         let (logN, r, p) = (self.logN, self.r, self.p)
-        let derived = try await Self.run { try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }
+        let derived = try await run { try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }
         return "scrypt$\(logN)$\(r)$\(p)$\(Base64URL.encode(salt))$\(Base64URL.encode(derived))"
     }
 
     /// Whether `password` matches `stored`, compared in constant time. A malformed
-    /// stored hash never matches.
-    public func verify(_ password: String, against stored: String) async -> Bool {
+    /// stored hash never matches. Throws ``Busy`` when the queue is full and
+    /// `CancellationError` when the request gave up first: neither is a wrong password.
+    public func verify(_ password: String, against stored: String) async throws -> Bool {
         let parts = stored.split(separator: "$").map(String.init)
         guard parts.count == 6, parts[0] == "scrypt", let logN = Int(parts[1]), let r = Int(parts[2]), let p = Int(parts[3]),
             (10...22).contains(logN), let salt = Base64URL.decode(parts[4]), let expected = Base64URL.decode(parts[5])
         else { return false }
-        guard let derived = try? await Self.run({ try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }) else {
-            return false
-        }
+        let derived = try await run { try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }
         return Digest.constantTimeEqual(derived, expected)
     }
 
     /// Spends as long as a real verification, for unknown accounts, so that timing does
     /// not tell which emails exist.
-    public func verifyAgainstNothing(_ password: String) async {
-        _ = await verify(password, against: "scrypt$\(logN)$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+    public func verifyAgainstNothing(_ password: String) async throws {
+        _ = try await verify(password, against: "scrypt$\(logN)$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
     }
 
-    private static func run(_ work: @escaping @Sendable () throws -> [UInt8]) async throws -> [UInt8] {
-        try await workers.run(work)
+    private func run(_ work: @escaping @Sendable () throws -> [UInt8]) async throws -> [UInt8] {
+        do {
+            return try await Self.workers.run(maxQueued: maxQueued, work)
+        } catch is WorkerThreads.Full {
+            throw Busy()
+        }
     }
 
     private static func scrypt(_ password: String, salt: [UInt8], logN: Int, r: Int, p: Int) throws -> [UInt8] {

@@ -102,13 +102,14 @@ struct AccountOperations: Sendable {
             guard problems.isEmpty else { throw ServiceError.validationFailed(problems) }
             let email = Identifiers.email(input.email)
             // The proof of work is spent before the expensive hash, so bots cannot make
-            // the service hash for free.
-            try await context.write { db in
+            // the service hash for free, and it is spent whatever the outcome: the write
+            // commits the spending and answers `email_taken` after, so one solved
+            // challenge tells at most once whether an email has an account.
+            let taken = try await context.write { db -> Bool in
                 try Self.consume(db, input.challenge)
-                if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true {
-                    throw ServiceError.conflict("an account with this email already exists", reason: "email_taken")
-                }
+                return try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true
             }
+            if taken { throw ServiceError.conflict("an account with this email already exists", reason: "email_taken") }
             let passwordHash = try await hasher.hash(input.password)
             return try await context.write { db in
                 if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true {
@@ -132,48 +133,24 @@ struct AccountOperations: Sendable {
         let (issuer, hasher, settings) = (self.issuer, self.hasher, self.settings)
         return .task(
             "auth.login",
-            summary: "Signs in with email and password. One message for unknown email and wrong password; after 5 failures per account or 20 per client address in 15 minutes, rate_limited with retryAfterMs. Ignores idem.",
+            summary: "Signs in with email and password. One message for unknown email and wrong password; wrong passwords are limited per account and client address, per account and per client address (README: 5, 50 and 20 in 15 minutes), then rate_limited with retryAfterMs. Ignores idem.",
             auth: .public,
             request: .object(["email": .string(minLength: 1, maxLength: 254), "password": AuthSchemas.password], required: ["email", "password"]),
             response: AuthSchemas.tokens
         ) { (context, input: Credentials) in
             let email = Identifiers.email(input.email)
-            let limitKey = "login:" + email
-            // Failures count per account and, through the gateway, per client address. The
-            // attempt is recorded before hashing, so parallel guesses cannot pass the check
-            // together; a success takes its own attempt back.
-            let clientKey = context.clientAddress.map { "login-client:" + $0 }
-            let (account, reserved) = try await context.write { db -> ((id: String, hash: String)?, [Int64]) in
-                try AttemptLimiter.check(db, key: limitKey, limit: settings.failedSignInLimit, window: 15 * 60)
-                if let clientKey {
-                    try AttemptLimiter.check(db, key: clientKey, limit: settings.failedSignInLimitPerClient, window: 15 * 60)
-                }
-                var reserved = [try AttemptLimiter.record(db, key: limitKey)]
-                if let clientKey { reserved.append(try AttemptLimiter.record(db, key: clientKey)) }
-                guard let row = try Row.fetchOne(db, sql: "SELECT id, password_hash FROM user WHERE email = ?", arguments: [email]),
-                    let hash = row["password_hash"] as String?
-                else { return (nil, reserved) }
-                return ((row["id"], hash), reserved)
+            let check = PasswordCheck(hasher: hasher, limits: settings.passwordLimits)
+            // An unknown email counts and costs the same as a wrong password.
+            let userID = try await check.verify(context, operation: "auth.login", password: input.password, failure: .signInFailed) { db in
+                let row = try Row.fetchOne(db, sql: "SELECT id, password_hash FROM user WHERE email = ?", arguments: [email])
+                let id = row?["id"] as String?
+                return PasswordCheck.Subject(accountKey: id ?? "email:" + email, userID: id, hash: row?["password_hash"])
             }
-            // An unknown email costs the same time as a wrong password.
-            let matches: Bool
-            if let account {
-                matches = await hasher.verify(input.password, against: account.hash)
-            } else {
-                await hasher.verifyAgainstNothing(input.password)
-                matches = false
+            guard let userID else { throw ServiceError.unauthenticated(Self.failedSignIn) }
+            return try await context.write { db in
+                try AuditLog.record(db, .signInSucceeded, user: userID, detail: ["method": "email"], client: context.clientAddress)
+                return try issuer.open(db, userID: userID)
             }
-            let outcome = try await context.write { db -> Result<IssuedTokens, ServiceError> in
-                guard let account, matches else {
-                    try AuditLog.record(db, .signInFailed, user: account?.id, detail: ["method": "email"], client: context.clientAddress)
-                    return .failure(.unauthenticated(Self.failedSignIn))
-                }
-                try AttemptLimiter.clear(db, key: limitKey)
-                try AttemptLimiter.remove(db, ids: reserved)
-                try AuditLog.record(db, .signInSucceeded, user: account.id, detail: ["method": "email"], client: context.clientAddress)
-                return .success(try issuer.open(db, userID: account.id))
-            }
-            return try outcome.get()
         }
     }
 
@@ -295,7 +272,7 @@ struct AccountOperations: Sendable {
     }
 
     var passwordChange: ServiceOperation {
-        let (issuer, hasher) = (self.issuer, self.hasher)
+        let (issuer, hasher, settings) = (self.issuer, self.hasher, self.settings)
         return .task(
             "auth.password.change", summary: "Changes the caller's password; every other session is revoked. Ignores idem (a retry with the old password is refused).", auth: .authenticated,
             request: .object(["currentPassword": AuthSchemas.password, "newPassword": AuthSchemas.password], required: ["currentPassword", "newPassword"]),
@@ -303,11 +280,8 @@ struct AccountOperations: Sendable {
         ) { (context, input: PasswordChange) in
             let principal = try context.requirePrincipal()
             if let problem = PasswordPolicy.problem(with: input.newPassword) { throw ServiceError.invalid("newPassword", problem) }
-            let pool = try context.database()
-            let stored = try await pool.read { db in
-                try String.fetchOne(db, sql: "SELECT password_hash FROM user WHERE id = ?", arguments: [principal.userID])
-            }
-            guard let stored, await hasher.verify(input.currentPassword, against: stored) else {
+            let check = PasswordCheck(hasher: hasher, limits: settings.passwordLimits)
+            guard try await check.verifyCaller(context, operation: "auth.password.change", password: input.currentPassword) else {
                 throw ServiceError.invalid("currentPassword", "is not your current password")
             }
             let newHash = try await hasher.hash(input.newPassword)

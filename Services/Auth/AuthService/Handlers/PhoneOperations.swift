@@ -30,28 +30,41 @@ struct PhoneOperations: Sendable {
 
     var start: ServiceOperation {
         let (codes, limits, outbox) = (self.codes, self.limits, self.outbox)
-        return .write(
+        return .task(
             "auth.phone.start",
-            summary: "Sends a 6-digit code by SMS (valid 5 minutes, resend after 60 s, capped per number and per client per hour and day). The same answer whether or not the number has an account. Needs a solved auth.challenge.",
+            summary: "Sends a 6-digit code by SMS (valid 5 minutes, resend after 60 s, capped per number and per client per hour and day). The same answer whether or not the number has an account. Needs a solved auth.challenge, spent whatever the answer. Ignores idem.",
             auth: .public,
             request: .object(["phone": AuthSchemas.phone, "challenge": AccountOperations.solutionSchema], required: ["phone", "challenge"]),
             response: .object(["resendAfterMs": .integer(), "expiresInMs": .integer()], required: ["resendAfterMs", "expiresInMs"])
-        ) { (context, input: Start, db: Database) in
-            try AccountOperations.consume(db, input.challenge)
-            let numberKey = "sms:" + input.phone
-            try AttemptLimiter.check(db, key: numberKey, limit: limits.perNumberHour, window: 3_600)
-            try AttemptLimiter.check(db, key: numberKey, limit: limits.perNumberDay, window: 86_400)
-            if let client = context.clientAddress {
-                let clientKey = "sms-client:" + client
-                try AttemptLimiter.check(db, key: clientKey, limit: limits.perClientHour, window: 3_600)
-                try AttemptLimiter.check(db, key: clientKey, limit: limits.perClientDay, window: 86_400)
-                try AttemptLimiter.record(db, key: clientKey)
-            }
-            try AttemptLimiter.record(db, key: numberKey)
-            let code = try codes.issue(db, .phoneSignIn, target: input.phone)
-            try MessageOutbox.enqueue(
-                db, .sms, to: input.phone, body: "WAKEPARKBY: your code is \(code). It is valid for \(Int(codes.lifetime / 60)) minutes.", outbox: outbox)
-            return Started(resendAfterMs: Int64(codes.resendAfter * 1000), expiresInMs: Int64(codes.lifetime * 1000))
+        ) { (context, input: Start) in
+            // The challenge is spent even when the request is refused: the refusal rolls
+            // back its savepoint and is returned from the transaction, not thrown in it.
+            try await context.write { db -> Result<Started, ServiceError> in
+                try AccountOperations.consume(db, input.challenge)
+                do {
+                    var started: Started?
+                    try db.inSavepoint {
+                        let numberKey = "sms:" + input.phone
+                        try AttemptLimiter.check(db, key: numberKey, limit: limits.perNumberHour, window: 3_600)
+                        try AttemptLimiter.check(db, key: numberKey, limit: limits.perNumberDay, window: 86_400)
+                        if let client = context.clientAddress {
+                            let clientKey = "sms-client:" + client
+                            try AttemptLimiter.check(db, key: clientKey, limit: limits.perClientHour, window: 3_600)
+                            try AttemptLimiter.check(db, key: clientKey, limit: limits.perClientDay, window: 86_400)
+                            try AttemptLimiter.record(db, key: clientKey)
+                        }
+                        try AttemptLimiter.record(db, key: numberKey)
+                        let code = try codes.issue(db, .phoneSignIn, target: input.phone)
+                        try MessageOutbox.enqueue(
+                            db, .sms, to: input.phone, body: "WAKEPARKBY: your code is \(code). It is valid for \(Int(codes.lifetime / 60)) minutes.", outbox: outbox)
+                        started = Started(resendAfterMs: Int64(codes.resendAfter * 1000), expiresInMs: Int64(codes.lifetime * 1000))
+                        return .commit
+                    }
+                    return .success(started!)
+                } catch let refusal as ServiceError {
+                    return .failure(refusal)
+                }
+            }.get()
         }
     }
 

@@ -13,10 +13,12 @@ struct RecoveryOperations: Sendable {
     let outbox: DeliveryOutbox
     let resetCodes: OneTimeCodes
     let confirmationCodes: OneTimeCodes
+    let passwordLimits: PasswordLimits
 
-    init(issuer: SessionIssuer, hasher: PasswordHasher, outbox: DeliveryOutbox, resendAfter: TimeInterval) {
+    init(issuer: SessionIssuer, hasher: PasswordHasher, outbox: DeliveryOutbox, resendAfter: TimeInterval, passwordLimits: PasswordLimits) {
         self.issuer = issuer
         self.hasher = hasher
+        self.passwordLimits = passwordLimits
         self.outbox = outbox
         resetCodes = OneTimeCodes(lifetime: 30 * 60, resendAfter: resendAfter)
         confirmationCodes = OneTimeCodes(lifetime: 30 * 60, resendAfter: resendAfter)
@@ -227,7 +229,7 @@ struct RecoveryOperations: Sendable {
     }
 
     var deleteAccount: ServiceOperation {
-        let (codes, hasher, issuer) = (self.confirmationCodes, self.hasher, self.issuer)
+        let (codes, hasher, issuer, limits) = (self.confirmationCodes, self.hasher, self.issuer, self.passwordLimits)
         return .task(
             "auth.account.delete",
             summary: "Deletes the caller's account, confirmed by the password or by the code of auth.account.delete.start. Publishes auth.user.deleted. Ignores idem.",
@@ -236,14 +238,9 @@ struct RecoveryOperations: Sendable {
             response: .empty
         ) { (context, input: Deletion) in
             let principal = try context.requirePrincipal()
-            let pool = try context.database()
             if let password = input.password {
-                let stored = try await pool.read { db in
-                    try String.fetchOne(db, sql: "SELECT password_hash FROM user WHERE id = ?", arguments: [principal.userID])
-                }
-                guard let stored, await hasher.verify(password, against: stored) else {
-                    throw ServiceError.invalid("password", "is not your password")
-                }
+                guard try await PasswordCheck(hasher: hasher, limits: limits).verifyCaller(context, operation: "auth.account.delete", password: password)
+                else { throw ServiceError.invalid("password", "is not your password") }
             } else if input.code == nil {
                 throw ServiceError.validationFailed(["password": "give the password or a code", "code": "give the password or a code"])
             }

@@ -12,6 +12,7 @@ enum AuditLog {
         case profileUpdated = "profile.updated", keyRotated = "signing_key.rotated"
         case passwordReset = "password.reset", emailChanged = "email.changed", accountDeleted = "account.deleted"
         case phoneChanged = "phone.changed", facebookLinked = "facebook.linked", codeRejected = "code.rejected"
+        case passwordRejected = "password.rejected"
     }
 
     static func record(

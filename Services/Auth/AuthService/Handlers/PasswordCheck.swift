@@ -1,0 +1,133 @@
+import Foundation
+import GRDB
+import Platform
+import Synchronization
+
+/// How many wrong passwords are let through in a window, and keyed on what (README,
+/// "Auth": the scheme follows OWASP's authentication guidance).
+///
+/// - per account **and** client address (5 in 15 minutes): a stranger guessing from one
+///   address is stopped without locking out the owner signing in from elsewhere;
+/// - per account from every address (50 in 15 minutes): guessing spread over many
+///   addresses still slows everyone down on that account;
+/// - per client address over every account (20 in 15 minutes): one address trying
+///   passwords across many accounts (credential stuffing).
+///
+/// A request without an address (a service's direct socket) counts as the address
+/// `direct`.
+public struct PasswordLimits: Sendable, Equatable {
+    public var perAccountAndClient = 5
+    public var perAccount = 50
+    public var perClient = 20
+    public var window: TimeInterval = 15 * 60
+
+    public init() {}
+
+    /// The pair's key: the one a success clears.
+    func pairKey(account: String, client: String?) -> String { "pw:\(account)|\(client ?? "direct")" }
+
+    /// Every key an attempt counts under, with its limit.
+    func keys(account: String, client: String?) -> [(key: String, limit: Int)] {
+        var keys = [(pairKey(account: account, client: client), perAccountAndClient), ("pw-account:\(account)", perAccount)]
+        if let client { keys.append(("pw-client:\(client)", perClient)) }
+        return keys
+    }
+}
+
+/// Every check of a password, whichever operation asks (sign-in, password change,
+/// account deletion, email or phone change): the same limits, the same counting, the
+/// same audit. An attempt is counted before the hash runs, so parallel guesses cannot
+/// pass the limit together; a match takes its attempts back; a request refused before
+/// it was hashed (the hashing queue full, the deadline passed) does not count. At most
+/// ``perAccountInFlight`` checks of one account hash at a time; more at once are refused
+/// with `rate_limited` before anything is counted, so a flood on one account holds at most
+/// that many places in the hashing queue ahead of everyone else's sign-ins.
+struct PasswordCheck: Sendable {
+    let hasher: PasswordHasher
+    let limits: PasswordLimits
+
+    /// Checks of one account allowed to wait for or run a hash at once.
+    static let perAccountInFlight = 2
+    private static let inFlight = Mutex<[String: Int]>([:])
+
+    private static func enter(_ account: String) -> Bool {
+        inFlight.withLock { counts in
+            guard counts[account, default: 0] < perAccountInFlight else { return false }
+            counts[account, default: 0] += 1
+            return true
+        }
+    }
+
+    private static func leave(_ account: String) {
+        inFlight.withLock { counts in
+            let left = counts[account, default: 1] - 1
+            counts[account] = left > 0 ? left : nil
+        }
+    }
+
+    /// Whose password is checked: the key its attempts count under (the user id, or
+    /// `email:<address>` for a sign-in to an address nobody has), the user if any, and the
+    /// stored hash if the account has a password.
+    struct Subject: Sendable {
+        var accountKey: String
+        var userID: String?
+        var hash: String?
+    }
+
+    /// The user id when `password` is the password of the account `lookup` finds (in the
+    /// transaction that counts the attempt); `nil` when it is not, audited as `failure`
+    /// with `operation`. Throws `rate_limited` when a limit is reached or the hashing
+    /// queue is full.
+    func verify(
+        _ context: RequestContext, operation: String, password: String, failure: AuditLog.Action = .passwordRejected,
+        lookup: @escaping @Sendable (Database) throws -> Subject
+    ) async throws -> String? {
+        let (client, limits) = (context.clientAddress, self.limits)
+        let (subject, reserved) = try await context.write { db -> (Subject, [Int64]) in
+            let subject = try lookup(db)
+            let keys = limits.keys(account: subject.accountKey, client: client)
+            for (key, limit) in keys { try AttemptLimiter.check(db, key: key, limit: limit, window: limits.window) }
+            return (subject, try keys.map { try AttemptLimiter.record(db, key: $0.key) })
+        }
+        let matches: Bool
+        guard Self.enter(subject.accountKey) else {
+            _ = try? await context.write { db in try AttemptLimiter.remove(db, ids: reserved) }
+            throw ServiceError.rateLimited(retryAfterMs: 1_000)
+        }
+        defer { Self.leave(subject.accountKey) }
+        do {
+            if let hash = subject.hash {
+                matches = try await hasher.verify(password, against: hash)
+            } else {
+                // An account without a password costs the same time as a wrong one.
+                try await hasher.verifyAgainstNothing(password)
+                matches = false
+            }
+        } catch {
+            // Never hashed, so not a guess: the attempts go back.
+            _ = try? await context.write { db in try AttemptLimiter.remove(db, ids: reserved) }
+            if error is PasswordHasher.Busy { throw ServiceError.rateLimited(retryAfterMs: 1_000) }
+            throw error
+        }
+        let userID = matches ? subject.userID : nil
+        try await context.write { db in
+            if userID != nil {
+                try AttemptLimiter.remove(db, ids: reserved)
+                try AttemptLimiter.clear(db, key: limits.pairKey(account: subject.accountKey, client: client))
+            } else {
+                try AuditLog.record(db, failure, user: subject.userID, detail: ["operation": .string(operation)], client: client)
+            }
+        }
+        return userID
+    }
+
+    /// ``verify(_:operation:password:failure:lookup:)`` for the signed-in caller's own password.
+    func verifyCaller(_ context: RequestContext, operation: String, password: String) async throws -> Bool {
+        let principal = try context.requirePrincipal()
+        return try await verify(context, operation: operation, password: password) { db in
+            Subject(
+                accountKey: principal.userID, userID: principal.userID,
+                hash: try String.fetchOne(db, sql: "SELECT password_hash FROM user WHERE id = ?", arguments: [principal.userID]))
+        } != nil
+    }
+}

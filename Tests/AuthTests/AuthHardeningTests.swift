@@ -1,0 +1,158 @@
+import Foundation
+import GRDB
+import Logging
+import Platform
+import SharedTesting
+import Testing
+
+@testable import AuthService
+
+/// Issue "Auth hardening": one regression test per finding of the review.
+@Suite("Auth hardening")
+struct AuthHardeningTests {
+    // MARK: Probing at registration
+
+    @Test("one solved challenge tells at most once that an email is taken, and is spent by the refusal")
+    func registrationProbing() async throws {
+        try await AuthFlowTests.inProcess { auth in
+            _ = try await AuthFlowTests.register(auth, "known@example.com")
+            let challenge = try await AuthFlowTests.solvedChallenge(auth)
+            let first = try await auth.client.call("auth.register", data: AuthFlowTests.registration("known@example.com", challenge: challenge))
+            #expect(first.error?.code == .conflict && first.error?.details["reason"] == "email_taken")
+            // The same challenge again, for the same or another email: spent.
+            for email in ["known@example.com", "other@example.com", "new@example.com"] {
+                let again = try await auth.client.call("auth.register", data: AuthFlowTests.registration(email, challenge: challenge))
+                #expect(again.error?.code == .validationFailed && again.error?.fields["challenge"] != nil, "\(email)")
+            }
+        }
+    }
+
+    @Test("a refused SMS sign-in start spends its challenge too")
+    func phoneStartSpendsChallenge() async throws {
+        try await AuthFlowTests.inProcess { auth in
+            let first = try await auth.client.call(
+                "auth.phone.start", data: ["phone": "+375291112233", "challenge": try await AuthFlowTests.solvedChallenge(auth)])
+            #expect(first.ok)
+            let challenge = try await AuthFlowTests.solvedChallenge(auth)
+            let early = try await auth.client.call("auth.phone.start", data: ["phone": "+375291112233", "challenge": challenge])
+            #expect(early.error?.code == .rateLimited, "resend within a minute")
+            let reused = try await auth.client.call("auth.phone.start", data: ["phone": "+375291112244", "challenge": challenge])
+            #expect(reused.error?.code == .validationFailed && reused.error?.fields["challenge"] != nil)
+        }
+    }
+
+    // MARK: Password guessing
+
+    @Test("password change and account deletion count wrong passwords in the sign-in limits, and are audited")
+    func everyPasswordCheckIsLimited() async throws {
+        try await AuthFlowTests.inProcess { auth in
+            let token = try AuthFlowTests.token(try await AuthFlowTests.register(auth, "guessed@example.com"))
+            for index in 0..<3 {
+                let reply = try await auth.client.call(
+                    "auth.password.change", data: ["currentPassword": .string("wrong-guess-\(index)"), "newPassword": "new-pass-123"], token: token)
+                #expect(reply.error?.fields["currentPassword"] != nil)
+            }
+            for index in 0..<2 {
+                let reply = try await auth.client.call("auth.account.delete", data: ["password": .string("wrong-guess-x\(index)")], token: token)
+                #expect(reply.error?.fields["password"] != nil)
+            }
+            // Five wrong passwords through two operations: the right one is refused now,
+            // in both, and at sign-in from the same client.
+            let change = try await auth.client.call(
+                "auth.password.change", data: ["currentPassword": "secret-pass-1", "newPassword": "new-pass-123"], token: token)
+            #expect(change.error?.code == .rateLimited)
+            #expect(try await auth.client.call("auth.account.delete", data: ["password": "secret-pass-1"], token: token).error?.code == .rateLimited)
+            #expect(try await auth.client.call("auth.login", data: ["email": "guessed@example.com", "password": "secret-pass-1"]).error?.code == .rateLimited)
+            let audited = try await DatabaseQueue(path: auth.dataDirectory.appendingPathComponent("auth.sqlite").path).read { db in
+                try String.fetchAll(db, sql: "SELECT detail FROM audit WHERE action = 'password.rejected' ORDER BY rowid")
+            }
+            #expect(audited.count == 5)
+            #expect(audited.filter { $0.contains("auth.password.change") }.count == 3)
+            #expect(audited.filter { $0.contains("auth.account.delete") }.count == 2)
+            #expect(audited.allSatisfy { !$0.contains("wrong-guess") }, "never the password")
+        }
+    }
+
+    @Test("limits key on account and client: a stranger's failures slow the stranger, not the owner elsewhere; many addresses slow the account")
+    func limitsKeyOnAccountAndClient() async throws {
+        let directory = try TemporaryDirectory(prefix: "auth-limits")
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "auth", durability: .normal) { AuthMigrations.register(in: &$0) }
+        let hasher = PasswordHasher(logN: 10)
+        let stored = try await hasher.hash("owner-pass-1")
+        var limits = PasswordLimits()
+        limits.perAccount = 12
+        let check = PasswordCheck(hasher: hasher, limits: limits)
+        func attempt(_ password: String, from client: String) async throws -> Result<String?, ServiceError> {
+            let context = RequestContext(
+                requestID: "r", op: "auth.login", principal: nil, idempotencyKey: nil, requestHash: "", clientAddress: client,
+                logger: Logger(label: "test"), database: pool)
+            do {
+                return .success(
+                    try await check.verify(context, operation: "auth.login", password: password, failure: .signInFailed) { _ in
+                        PasswordCheck.Subject(accountKey: "usr_owner", userID: "usr_owner", hash: stored)
+                    })
+            } catch let error as ServiceError {
+                return .failure(error)
+            }
+        }
+        for _ in 0..<5 { #expect(try await attempt("guess", from: "203.0.113.7") == .success(nil)) }
+        #expect(try await attempt("owner-pass-1", from: "203.0.113.7").failure?.code == .rateLimited, "the stranger is slowed")
+        #expect(try await attempt("owner-pass-1", from: "198.51.100.1") == .success("usr_owner"), "the owner elsewhere is not")
+        // Spread over addresses, 12 failures on the account slow everyone on it.
+        for index in 0..<7 { #expect(try await attempt("guess", from: "192.0.2.\(index)") == .success(nil)) }
+        #expect(try await attempt("owner-pass-1", from: "198.51.100.1").failure?.code == .rateLimited)
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
+
+/// The hashing queue under a flood, over real processes.
+@Suite("Auth hardening: hashing under a flood", .serialized)
+struct AuthHashingFloodTests {
+    @Test("150 concurrent wrong password changes from one account do not hold another user's sign-in beyond its own hashing time plus a second")
+    func floodDoesNotStarveSignIn() async throws {
+        // A realistic hash (scrypt N=2^15, about 50 ms here; 150 queued would take seconds), so a queue shows.
+        let environment = ["BACKEND_AUTH_SCRYPT_LOG_N": "15", "BACKEND_AUTH_POW_DIFFICULTY": "6"]
+        try await TestStack.with(services: ["auth"], extraEnvironment: environment) { stack in
+            let attacker = try await AuthFixtures.signUp(stack.client, email: "flooder@example.com")
+            _ = try await AuthFixtures.signUp(stack.client, email: "victim@example.com", password: "victim-pass-1")
+            let victim = CheckedClient(endpoint: stack.configuration.gatewayEndpoint, name: "victim")
+            defer { Task { await victim.close() } }
+            func signIn() async throws -> Duration {
+                let started = ContinuousClock.now
+                let reply = try await victim.call(
+                    "auth.login", data: ["email": "victim@example.com", "password": "victim-pass-1"], timeout: .seconds(30), attempts: 1)
+                #expect(reply.ok, "\(reply.error?.code.rawValue ?? "")")
+                return ContinuousClock.now - started
+            }
+            var alone: [Duration] = []
+            for _ in 0..<3 { alone.append(try await signIn()) }
+            let ownTime = alone.sorted()[1]
+
+            let flooders = (0..<3).map { CheckedClient(endpoint: stack.configuration.gatewayEndpoint, name: "flood-\($0)") }
+            async let flood = withThrowingTaskGroup(of: Reply.Parsed.self) { group in
+                for index in 0..<150 {
+                    let client = flooders[index % flooders.count]
+                    group.addTask {
+                        try await client.call(
+                            "auth.password.change", data: ["currentPassword": .string("guess-\(index)-x"), "newPassword": "new-pass-123"],
+                            token: attacker, timeout: .seconds(30), attempts: 1)
+                    }
+                }
+                return try await group.reduce(into: [Reply.Parsed]()) { $0.append($1) }
+            }
+            try await Task.sleep(for: .milliseconds(30))
+            let during = try await signIn()
+            let replies = try await flood
+            for client in flooders { await client.close() }
+            #expect(during <= ownTime + .seconds(1), "sign-in took \(during) during the flood, \(ownTime) alone")
+            #expect(replies.allSatisfy { $0.error?.code != .timeout }, "the flood is refused, not left to time out")
+            #expect(replies.filter { $0.error?.code == .rateLimited }.count >= 140)
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import Platform
+import Synchronization
+import Testing
+
+@Suite("Worker threads")
+struct WorkerThreadsTests {
+    @Test("a bounded queue refuses at once when full; work cancelled while queued never runs")
+    func boundedAndCancelled() async throws {
+        let workers = WorkerThreads(name: "test-workers", count: 1)
+        let gate = DispatchSemaphore(value: 0)
+        let ran = Recorder()
+        // The one thread is held by `first`; `second` waits in the queue (bound 1).
+        let started = DispatchSemaphore(value: 0)
+        let first = Task { try await workers.run(maxQueued: 1) { started.signal(); gate.wait(); ran.append("first") } }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { started.wait(); continuation.resume() }
+        }
+        let second = Task { try await workers.run(maxQueued: 1) { ran.append("second") } }
+        while workers.queued < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        await #expect(throws: WorkerThreads.Full.self) { try await workers.run(maxQueued: 1) { ran.append("third") } }
+        second.cancel()
+        gate.signal()
+        try await first.value
+        await #expect(throws: CancellationError.self) { try await second.value }
+        // Unbounded callers still get through, after the dropped job.
+        try await workers.run { ran.append("fourth") }
+        #expect(ran.names == ["first", "fourth"])
+        // A task already cancelled does not queue at all.
+        let cancelled = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await workers.run { ran.append("never") }
+        }
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+        #expect(ran.names == ["first", "fourth"])
+    }
+}
+
+/// Names appended from worker threads.
+private final class Recorder: Sendable {
+    private let state = Mutex<[String]>([])
+    func append(_ name: String) { state.withLock { $0.append(name) } }
+    var names: [String] { state.withLock { $0 } }
+}
