@@ -273,7 +273,8 @@ struct AuthFlowTests {
             #expect(try await auth.client.call("auth.profile.update", data: ["phone": "+79161234567"], token: annaToken).error?.code == .validationFailed)
             let badPhone = try await auth.client.call("auth.phone.change.start", data: ["phone": "89161234567"], token: annaToken)
             #expect(badPhone.error?.fields["phone"] != nil)
-            #expect(try await auth.client.call("auth.phone.change.start", data: ["phone": "+79161234567"], token: annaToken).ok)
+            #expect(try await auth.client.call(
+                "auth.phone.change.start", data: ["phone": "+79161234567", "currentPassword": "secret-pass-1"], token: annaToken).ok)
             let code = try await AuthFixtures.code(to: "+79161234567", dataDirectory: auth.dataDirectory)
             let confirmed = try await auth.client.call("auth.phone.change.confirm", data: ["code": .string(code)], token: annaToken)
             #expect(confirmed.data?["phone"] == "+79161234567")

@@ -41,6 +41,107 @@ struct AuthHardeningTests {
         }
     }
 
+    // MARK: Takeover from a stolen access token
+
+    /// Messages to `recipient` once the outbox has settled.
+    static func messages(to recipient: String, _ auth: InProcessService) async throws -> [JSONValue] {
+        try await Task.sleep(for: .milliseconds(400))
+        return AuthFixtures.messages(dataDirectory: auth.dataDirectory).filter { $0["recipient"]?.stringValue == recipient }
+    }
+
+    @Test("a stolen access token alone cannot change the email; the owner's change tells the old address, ends other sessions and is audited")
+    func emailChangeNeedsThePassword() async throws {
+        try await AuthFlowTests.inProcess { auth in
+            let stolen = try AuthFlowTests.token(try await AuthFlowTests.register(auth, "owner@example.com"))
+            let attempt = try await auth.client.call("auth.email.change.start", data: ["newEmail": "thief@example.com"], token: stolen)
+            #expect(attempt.error?.fields["currentPassword"] != nil)
+            let guess = try await auth.client.call(
+                "auth.email.change.start", data: ["newEmail": "thief@example.com", "currentPassword": "guess-pass-1"], token: stolen)
+            #expect(guess.error?.fields["currentPassword"] != nil)
+            #expect(try await Self.messages(to: "thief@example.com", auth).isEmpty)
+
+            // The owner, signed in on a second device too, changes it with the password.
+            let second = try await auth.client.call("auth.login", data: ["email": "owner@example.com", "password": "secret-pass-1"])
+            let secondToken = try #require(second.data?["accessToken"]?.stringValue)
+            #expect(try await auth.client.call(
+                "auth.email.change.start", data: ["newEmail": "owner.new@example.com", "currentPassword": "secret-pass-1"], token: stolen).ok)
+            let code = try await AuthFixtures.code(to: "owner.new@example.com", dataDirectory: auth.dataDirectory)
+            #expect(try await auth.client.call("auth.email.change.confirm", data: ["code": .string(code)], token: stolen).ok)
+            let notices = try await Self.messages(to: "owner@example.com", auth)
+            #expect(notices.contains { $0["subject"] == "Your email was changed" && ($0["body"]?.stringValue ?? "").contains("o***") })
+            #expect(try await auth.client.call("auth.profile.get", token: secondToken, idempotent: true).error?.code == .unauthenticated)
+            #expect(try await auth.client.call("auth.profile.get", token: stolen, idempotent: true).ok, "the device that changed it stays")
+            let audited = try await DatabaseQueue(path: auth.dataDirectory.appendingPathComponent("auth.sqlite").path).read { db in
+                try String.fetchAll(db, sql: "SELECT detail FROM audit WHERE action = 'email.changed'")
+            }
+            #expect(audited.count == 1 && audited[0].contains("\"sessionsEnded\":1"))
+        }
+    }
+
+    @Test("an account without a password confirms a change with a code sent to its current number")
+    func passwordlessChangeNeedsCurrentContact() async throws {
+        try await AuthFlowTests.inProcess { auth in
+            let started = try await auth.client.call(
+                "auth.phone.start", data: ["phone": "+375290000001", "challenge": try await AuthFlowTests.solvedChallenge(auth)])
+            #expect(started.ok)
+            let signInCode = try await AuthFixtures.code(to: "+375290000001", dataDirectory: auth.dataDirectory)
+            let verified = try await auth.client.call(
+                "auth.phone.verify", data: ["phone": "+375290000001", "code": .string(signInCode), "profile": ["firstName": "Ivan", "lastName": "Rider"]])
+            let token = try #require(verified.data?["accessToken"]?.stringValue)
+            let withPassword = try await auth.client.call(
+                "auth.phone.change.start", data: ["phone": "+375290000002", "currentPassword": "secret-pass-1"], token: token)
+            #expect(withPassword.error?.fields["currentPassword"] != nil, "this account has no password")
+            #expect(try await auth.client.call("auth.phone.change.start", data: ["phone": "+375290000002"], token: token).ok)
+            let currentCode = try await AuthFixtures.code(to: "+375290000001", number: 2, dataDirectory: auth.dataDirectory)
+            let newCode = try await AuthFixtures.code(to: "+375290000002", dataDirectory: auth.dataDirectory)
+            let withoutCurrent = try await auth.client.call("auth.phone.change.confirm", data: ["code": .string(newCode)], token: token)
+            #expect(withoutCurrent.error?.fields["currentCode"] != nil)
+            let confirmed = try await auth.client.call(
+                "auth.phone.change.confirm", data: ["code": .string(newCode), "currentCode": .string(currentCode)], token: token)
+            #expect(confirmed.data?["phone"] == "+375290000002")
+            let notices = try await Self.messages(to: "+375290000001", auth)
+            #expect(notices.count == 3 && (notices[2]["body"]?.stringValue ?? "").contains("changed"))
+        }
+    }
+
+    @Test("email and phone change answer alike, resend rule included, whether or not the address has an account")
+    func changeDoesNotTellTakenAddresses() async throws {
+        try await AuthFlowTests.inProcess { auth in
+            _ = try await AuthFlowTests.register(auth, "exists@example.com")
+            for target in ["exists@example.com", "free@example.com"] {
+                let token = try AuthFlowTests.token(try await AuthFlowTests.register(auth, "prober-\(target.prefix(4))@example.com"))
+                let data: JSONValue = ["newEmail": .string(target), "currentPassword": "secret-pass-1"]
+                let first = try await auth.client.call("auth.email.change.start", data: data, token: token)
+                let second = try await auth.client.call("auth.email.change.start", data: data, token: token)
+                #expect(first.ok, "\(target)")
+                #expect(second.error?.code == .rateLimited, "\(target): the resend rule answers the same")
+            }
+            #expect(try await Self.messages(to: "free@example.com", auth).count == 1)
+            let toTaken = try await Self.messages(to: "exists@example.com", auth)
+            #expect(toTaken.count == 1 && AuthFixtures.sixDigits(in: toTaken[0]["body"]?.stringValue ?? "") == nil, "a notice, not a code")
+        }
+    }
+
+    @Test("SMS to one number are capped across accounts and operations")
+    func smsCapsAcrossAccounts() async throws {
+        try await AuthFlowTests.inProcess { auth in
+            var answers: [ErrorCode?] = []
+            for index in 0..<11 {
+                let token = try AuthFlowTests.token(try await AuthFlowTests.register(auth, "sender\(index)@example.com"))
+                let reply = try await auth.client.call(
+                    "auth.phone.change.start", data: ["phone": "+375299999999", "currentPassword": "secret-pass-1"], token: token)
+                answers.append(reply.error?.code)
+            }
+            #expect(answers.prefix(5).allSatisfy { $0 == nil })
+            #expect(answers.dropFirst(5).allSatisfy { $0 == .rateLimited })
+            // And sign-in codes to that number count in the same cap.
+            let signIn = try await auth.client.call(
+                "auth.phone.start", data: ["phone": "+375299999999", "challenge": try await AuthFlowTests.solvedChallenge(auth)])
+            #expect(signIn.error?.code == .rateLimited)
+            #expect(try await Self.messages(to: "+375299999999", auth).count == 5)
+        }
+    }
+
     // MARK: Password guessing
 
     @Test("password change and account deletion count wrong passwords in the sign-in limits, and are audited")

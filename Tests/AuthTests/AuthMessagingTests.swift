@@ -206,16 +206,25 @@ struct AuthMessagingTests {
         try await TestStack.with(services: ["auth"], extraEnvironment: Self.environment) { stack in
             let tokens = try await AuthFlowTests.register(stack, "old@example.com")
             let token = try AuthFlowTests.token(tokens)
-            #expect(try await stack.client.call("auth.email.change.start", data: ["newEmail": "new@example.com"], token: token).ok)
+            // The current password is needed: a stolen access token alone cannot move the account.
+            let withoutPassword = try await stack.client.call("auth.email.change.start", data: ["newEmail": "new@example.com"], token: token)
+            #expect(withoutPassword.error?.fields["currentPassword"] != nil)
+            #expect(try await stack.client.call(
+                "auth.email.change.start", data: ["newEmail": "new@example.com", "currentPassword": "secret-pass-1"], token: token).ok)
             let code = try await Messages.code(to: "new@example.com", in: stack)
             let changed = try await stack.client.call("auth.email.change.confirm", data: ["code": .string(code)], token: token)
             #expect(changed.data?["email"] == "new@example.com")
-
-            // A taken address answers the same, and gets no code.
-            _ = try await AuthFlowTests.register(stack, "taken@example.com")
-            #expect(try await stack.client.call("auth.email.change.start", data: ["newEmail": "taken@example.com"], token: token).ok)
+            // The old address is told.
             try await Task.sleep(for: .milliseconds(300))
-            #expect(Messages.outbox(stack).allSatisfy { $0.recipient != "taken@example.com" })
+            #expect(Messages.outbox(stack).contains { $0.recipient == "old@example.com" && $0.subject == "Your email was changed" })
+
+            // A taken address answers the same, and gets a notice instead of a code.
+            _ = try await AuthFlowTests.register(stack, "taken@example.com")
+            #expect(try await stack.client.call(
+                "auth.email.change.start", data: ["newEmail": "taken@example.com", "currentPassword": "secret-pass-1"], token: token).ok)
+            try await Task.sleep(for: .milliseconds(300))
+            let toTaken = Messages.outbox(stack).filter { $0.recipient == "taken@example.com" }
+            #expect(toTaken.count == 1 && AuthFixtures.sixDigits(in: toTaken[0].body) == nil)
 
             let refused = try await stack.client.call("auth.account.delete", data: ["password": "not-my-password"], token: token)
             #expect(refused.error?.fields["password"] != nil)

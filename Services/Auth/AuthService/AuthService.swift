@@ -41,10 +41,11 @@ public enum AuthService {
             + AdminOperations(issuer: issuer, keys: keys).all
             + PhoneOperations(
                 issuer: issuer, outbox: outbox,
-                codes: OneTimeCodes(lifetime: settings.smsCodeLifetime, resendAfter: settings.codeResendInterval), limits: .init()
+                codes: OneTimeCodes(lifetime: settings.smsCodeLifetime, resendAfter: settings.codeResendInterval), caps: settings.smsCaps
             ).all
             + RecoveryOperations(
-                issuer: issuer, hasher: hasher, outbox: outbox, resendAfter: settings.codeResendInterval, passwordLimits: settings.passwordLimits).all
+                issuer: issuer, hasher: hasher, outbox: outbox, resendAfter: settings.codeResendInterval, passwordLimits: settings.passwordLimits,
+                smsCaps: settings.smsCaps).all
             + FacebookOperations(issuer: issuer, settings: settings).all
             + DeliveryOperations.operations(outbox: outbox)
         let transports = Self.transports(settings, dataDirectory: dataDirectory)

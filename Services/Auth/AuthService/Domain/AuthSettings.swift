@@ -19,6 +19,8 @@ public struct AuthSettings: Sendable, Equatable {
     /// Wrong passwords allowed per account and client, per account, per client
     /// (`BACKEND_AUTH_PASSWORD_LIMITS`: `5/50/20`, in 15 minutes).
     public var passwordLimits = PasswordLimits()
+    /// SMS caps per number, account and client (`BACKEND_AUTH_SMS_CAPS`, see ``SMSCaps``).
+    public var smsCaps = SMSCaps()
     /// Password hashes allowed to wait for a hashing thread (`BACKEND_AUTH_HASH_QUEUE`,
     /// default 16); beyond, `rate_limited` at once.
     public var hashQueue = 16
@@ -78,6 +80,12 @@ public struct AuthSettings: Sendable, Equatable {
             }
             (settings.passwordLimits.perAccountAndClient, settings.passwordLimits.perAccount, settings.passwordLimits.perClient) =
                 (numbers[0], numbers[1], numbers[2])
+        }
+        if let value = environment["BACKEND_AUTH_SMS_CAPS"] {
+            guard let caps = SMSCaps.parse(value) else {
+                throw ConfigurationError("BACKEND_AUTH_SMS_CAPS must be like number=5/10,account=5/10,client=10/30 (per hour/per day)")
+            }
+            settings.smsCaps = caps
         }
         if let value = environment["BACKEND_AUTH_HASH_QUEUE"] {
             guard let count = Int(value), (1...1_000).contains(count) else { throw ConfigurationError("BACKEND_AUTH_HASH_QUEUE must be 1 to 1000") }

@@ -12,6 +12,9 @@ struct OneTimeCodes: Sendable {
         case emailChange = "email_change"
         case accountDeletion = "account_deletion"
         case phoneChange = "phone_change"
+        /// A change of email or phone on an account without a password, proven by a code
+        /// sent to its current contact.
+        case contactChangeCurrent = "contact_change_current"
     }
 
     /// How long a code is valid.
@@ -86,10 +89,13 @@ struct OneTimeCodes: Sendable {
         /// Too many wrong attempts: the code is void.
         case tooManyAttempts
 
-        var serviceError: ServiceError {
+        var serviceError: ServiceError { serviceError(field: "code") }
+
+        /// The refusal as the error of the request member `field` that carried the code.
+        func serviceError(field: String) -> ServiceError {
             switch self {
-            case .noValidCode: .invalid("code", "no valid code: it expired, was used, or was never sent; request a new one")
-            case .wrong(let remaining): .invalid("code", "wrong code, \(remaining) attempts left")
+            case .noValidCode: .invalid(field, "no valid code: it expired, was used, or was never sent; request a new one")
+            case .wrong(let remaining): .invalid(field, "wrong code, \(remaining) attempts left")
             case .tooManyAttempts: .rateLimited(retryAfterMs: Int64(60_000), "too many wrong codes: request a new one")
             }
         }

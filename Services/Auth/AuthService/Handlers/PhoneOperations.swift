@@ -8,13 +8,7 @@ struct PhoneOperations: Sendable {
     let issuer: SessionIssuer
     let outbox: DeliveryOutbox
     let codes: OneTimeCodes
-    let limits: Limits
-
-    /// Caps on codes sent, per number and per client address.
-    struct Limits: Sendable {
-        var perNumberHour = 5, perNumberDay = 10
-        var perClientHour = 10, perClientDay = 30
-    }
+    let caps: SMSCaps
 
     var all: [ServiceOperation] { [start, verify] }
 
@@ -29,7 +23,7 @@ struct PhoneOperations: Sendable {
     }
 
     var start: ServiceOperation {
-        let (codes, limits, outbox) = (self.codes, self.limits, self.outbox)
+        let (codes, caps, outbox) = (self.codes, self.caps, self.outbox)
         return .task(
             "auth.phone.start",
             summary: "Sends a 6-digit code by SMS (valid 5 minutes, resend after 60 s, capped per number and per client per hour and day). The same answer whether or not the number has an account. Needs a solved auth.challenge, spent whatever the answer. Ignores idem.",
@@ -44,16 +38,7 @@ struct PhoneOperations: Sendable {
                 do {
                     var started: Started?
                     try db.inSavepoint {
-                        let numberKey = "sms:" + input.phone
-                        try AttemptLimiter.check(db, key: numberKey, limit: limits.perNumberHour, window: 3_600)
-                        try AttemptLimiter.check(db, key: numberKey, limit: limits.perNumberDay, window: 86_400)
-                        if let client = context.clientAddress {
-                            let clientKey = "sms-client:" + client
-                            try AttemptLimiter.check(db, key: clientKey, limit: limits.perClientHour, window: 3_600)
-                            try AttemptLimiter.check(db, key: clientKey, limit: limits.perClientDay, window: 86_400)
-                            try AttemptLimiter.record(db, key: clientKey)
-                        }
-                        try AttemptLimiter.record(db, key: numberKey)
+                        try caps.spend(db, to: input.phone, account: nil, client: context.clientAddress)
                         let code = try codes.issue(db, .phoneSignIn, target: input.phone)
                         try MessageOutbox.enqueue(
                             db, .sms, to: input.phone, body: "WAKEPARKBY: your code is \(code). It is valid for \(Int(codes.lifetime / 60)) minutes.", outbox: outbox)

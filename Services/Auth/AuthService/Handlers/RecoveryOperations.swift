@@ -14,8 +14,13 @@ struct RecoveryOperations: Sendable {
     let resetCodes: OneTimeCodes
     let confirmationCodes: OneTimeCodes
     let passwordLimits: PasswordLimits
+    let smsCaps: SMSCaps
 
-    init(issuer: SessionIssuer, hasher: PasswordHasher, outbox: DeliveryOutbox, resendAfter: TimeInterval, passwordLimits: PasswordLimits) {
+    init(
+        issuer: SessionIssuer, hasher: PasswordHasher, outbox: DeliveryOutbox, resendAfter: TimeInterval, passwordLimits: PasswordLimits,
+        smsCaps: SMSCaps
+    ) {
+        self.smsCaps = smsCaps
         self.issuer = issuer
         self.hasher = hasher
         self.passwordLimits = passwordLimits
@@ -28,68 +33,6 @@ struct RecoveryOperations: Sendable {
         [forgot, reset, emailChangeStart, emailChangeConfirm, phoneChangeStart, phoneChangeConfirm, deletionStart, deleteAccount, adminDelete]
     }
 
-    struct PhoneChange: Codable, Sendable {
-        var phone: String
-    }
-
-    var phoneChangeStart: ServiceOperation {
-        let (codes, outbox) = (self.confirmationCodes, self.outbox)
-        return .write(
-            "auth.phone.change.start",
-            summary: "Sends an SMS code to the new number (none when it belongs to another account; the answer is the same); the phone changes once confirmed.",
-            auth: .authenticated, request: .object(["phone": AuthSchemas.phone], required: ["phone"]), response: .empty
-        ) { (context, input: PhoneChange, db: Database) in
-            let principal = try context.requirePrincipal()
-            try AttemptLimiter.check(db, key: "phone-change:" + principal.userID, limit: 5, window: 3_600)
-            try AttemptLimiter.record(db, key: "phone-change:" + principal.userID)
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE phone = ?", arguments: [input.phone]) == true { return Empty() }
-            let code = try codes.issue(db, .phoneChange, target: principal.userID, detail: input.phone)
-            try MessageOutbox.enqueue(db, .sms, to: input.phone, body: "Your code to confirm this number is \(code).", outbox: outbox)
-            return Empty()
-        }
-    }
-
-    var phoneChangeConfirm: ServiceOperation {
-        contactChangeConfirm(
-            "auth.phone.change.confirm", summary: "Confirms the new phone number with its SMS code. Ignores idem (the code is single use).",
-            purpose: .phoneChange, column: "phone", taken: "this phone number belongs to another account", takenReason: "phone_taken",
-            audit: .phoneChanged)
-    }
-
-    /// The confirmation of an email or phone change: the code (sent to the new address)
-    /// names the new value; it is set unless another account took it meanwhile.
-    private func contactChangeConfirm(
-        _ name: String, summary: String, purpose: OneTimeCodes.Purpose, column: String, taken: String, takenReason: String,
-        audit: AuditLog.Action
-    ) -> ServiceOperation {
-        let codes = self.confirmationCodes
-        // An email proven by a code is a verified email.
-        let assignment = column == "email" ? "email = ?, email_verified = 1" : "\(column) = ?"
-        return .task(
-            name, summary: summary, auth: .authenticated,
-            request: .object(["code": .string(minLength: 6, maxLength: 6)], required: ["code"]), response: AuthSchemas.profile
-        ) { (context, input: Confirm) in
-            let principal = try context.requirePrincipal()
-            return try await context.write { db -> Result<ProfileOperations.Profile, ServiceError> in
-                let checked = try codes.check(db, purpose, target: principal.userID, code: input.code)
-                guard case .success(let detail) = checked, let value = detail else {
-                    if case .failure(let refusal) = checked { return .failure(refusal.serviceError) }
-                    return .failure(OneTimeCodes.Refusal.noValidCode.serviceError)
-                }
-                if try String.fetchOne(db, sql: "SELECT id FROM user WHERE \(column) = ?", arguments: [value])
-                    .map({ $0 != principal.userID }) == true
-                {
-                    return .failure(.conflict(taken, reason: takenReason))
-                }
-                try db.execute(sql: "UPDATE user SET \(assignment) WHERE id = ?", arguments: [value, principal.userID])
-                try AuditLog.record(db, audit, user: principal.userID, client: context.clientAddress)
-                guard let profile = try ProfileOperations.Profile.load(db, id: principal.userID) else {
-                    return .failure(.notFound("no such user"))
-                }
-                return .success(profile)
-            }.get()
-        }
-    }
     struct Forgot: Codable, Sendable {
         var email: String
     }
@@ -166,39 +109,6 @@ struct RecoveryOperations: Sendable {
         }
     }
 
-    struct EmailChange: Codable, Sendable {
-        var newEmail: String
-    }
-
-    var emailChangeStart: ServiceOperation {
-        let (codes, outbox) = (self.confirmationCodes, self.outbox)
-        return .write(
-            "auth.email.change.start", summary: "Sends a confirmation code to the new address (none when the address belongs to another account; the answer is the same); the email changes once it is confirmed.",
-            auth: .authenticated, request: .object(["newEmail": AuthSchemas.email], required: ["newEmail"]), response: .empty
-        ) { (context, input: EmailChange, db: Database) in
-            let principal = try context.requirePrincipal()
-            let email = Identifiers.email(input.newEmail)
-            // The same answer whether the address is free or taken: a taken one simply
-            // gets no code (and confirm would refuse it), so emails cannot be probed here.
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true { return Empty() }
-            let code = try codes.issue(db, .emailChange, target: principal.userID, detail: email)
-            try MessageOutbox.enqueue(
-                db, .email, to: email, subject: "Confirm your new email",
-                body: "Your code to confirm this email address is \(code). It is valid for 30 minutes.", outbox: outbox)
-            return Empty()
-        }
-    }
-
-    struct Confirm: Codable, Sendable {
-        var code: String
-    }
-
-    var emailChangeConfirm: ServiceOperation {
-        contactChangeConfirm(
-            "auth.email.change.confirm", summary: "Confirms the new email with its code. Ignores idem (the code is single use).",
-            purpose: .emailChange, column: "email", taken: "an account with this email already exists", takenReason: "email_taken",
-            audit: .emailChanged)
-    }
     var deletionStart: ServiceOperation {
         let (codes, outbox) = (self.confirmationCodes, self.outbox)
         return .write(
