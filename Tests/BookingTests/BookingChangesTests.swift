@@ -10,6 +10,8 @@ struct BookingChangesTests {
     /// A device's offline copy: rows by entity and id, and the version it holds.
     struct Device {
         var rows: [String: JSONValue] = [:]
+        /// Every entity/id an item ever named, deleted or not.
+        var seen: Set<String> = []
         var since = "0"
         var resyncs = 0
 
@@ -35,6 +37,7 @@ struct BookingChangesTests {
                     #expect(version > previous, "versions only grow")
                     previous = version
                     let key = "\(item["entity"]!.stringValue!)/\(item["id"]!.stringValue!)"
+                    seen.insert(key)
                     if item["deleted"] == true { rows[key] = nil } else { rows[key] = item["data"] }
                 }
                 since = try #require(data["next"]?.stringValue)
@@ -85,6 +88,10 @@ struct BookingChangesTests {
             #expect(try await stack.client.call(
                 "booking.admin.cables.set", data: ["id": "reverse-2", "name": "Reverse 2 (long)"], token: admin, idem: "rename").ok)
             #expect(try await stack.client.call("booking.staff.blocks.remove", data: ["id": .string(blockID)], token: admin, idem: "unblock").ok)
+            // Prepared but never on offer: no device ever hears of it, not even its id.
+            #expect(try await stack.client.call(
+                "booking.admin.packages.set", data: ["id": "secret-promo", "name": "Promo", "sessions": 3, "credit": 0, "price": 100, "active": false],
+                token: admin, idem: "secret").ok)
 
             // A month passes: booking is stopped, its deletion markers made 31 days old.
             let database = stack.configuration.dataDirectoryURL.appendingPathComponent("booking.sqlite").path
@@ -97,6 +104,7 @@ struct BookingChangesTests {
             #expect(phone.rows["booking/\(bookingID)"]?["status"] == "cancelled")
             #expect(desk.ids("block").isEmpty, "the removed block reached the device that was away")
             #expect(desk.ids("booking").isEmpty, "the rider's booking is not in the admin's feed")
+            #expect(phone.seen.allSatisfy { !$0.hasSuffix("/secret-promo") } && desk.seen.allSatisfy { !$0.hasSuffix("/secret-promo") })
 
             // Another block, removed, and then more than 45 days pass: the markers are
             // pruned at start-up, a device that holds an older version starts again.
@@ -123,7 +131,7 @@ struct BookingChangesTests {
             #expect(tooMany.error?.code == .validationFailed)
             let anonymous = try await stack.client.call("booking.changes", data: [:], idempotent: true)
             #expect(anonymous.error?.code == .unauthenticated)
-            let future = try await stack.client.call("booking.changes", data: ["since": 1_000_000], token: rider, idempotent: true)
+            let future = try await stack.client.call("booking.changes", data: ["since": "1000000"], token: rider, idempotent: true)
             #expect(future.data?["resync"] == true, "a version this database never gave out")
             let garbage = try await stack.client.call("booking.changes", data: ["since": "12-3"], token: rider, idempotent: true)
             #expect(garbage.error?.code == .validationFailed)

@@ -78,4 +78,12 @@ struct BookingRulesTests {
         #expect(policy.isLate(start: start, now: start.addingTimeInterval(-7_200)))
         #expect(policy.isLate(start: start, now: start.addingTimeInterval(-60)))
     }
+
+    @Test("the schedule answers for years 1970 to 9998 only, so no slot's instant falls off the wire's range")
+    func dateRange() throws {
+        #expect(try ParkDates.parse("2026-07-01", field: "date") == LocalDate("2026-07-01"))
+        for edge in ["9999-12-31", "0000-01-01", "1969-12-31"] {
+            #expect(throws: ServiceError.self) { try ParkDates.parse(edge, field: "date") }
+        }
+    }
 }

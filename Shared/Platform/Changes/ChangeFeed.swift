@@ -58,18 +58,23 @@ public enum ChangeFeed {
     /// One page of changes for `viewer` after `since`, read in one snapshot.
     public static func page(_ db: Database, sources: [ChangeSource], viewer: ChangeViewer, since: ChangeCursor, limit: Int) throws -> ChangePage {
         let (last, horizon) = try state(db)
-        // Deletions the device needs may have been pruned, or the cursor is newer than
-        // this database (restored from a backup, or another installation): the device
+        let resumed = since.position > 0 || since.safePoint > 0
+        // Deletions the device needs may have been pruned; the cursor is newer than this
+        // database (restored from a backup, or another installation); or it was made for
+        // another user or other roles (what the viewer may see changed): the device
         // cannot trust what it holds.
-        if since.position < 0 || since.position > last || since.safePoint > last || (since.safePoint > 0 && since.safePoint < horizon) {
+        if since.position < 0 || since.position > last || since.safePoint > last || (since.safePoint > 0 && since.safePoint < horizon)
+            || (resumed && since.viewer != viewer.fingerprint)
+        {
             return ChangePage(items: [], next: ChangeCursor.start.text, more: false, resync: true)
         }
-        let query = ChangeQuery(viewer: viewer, since: since.position, limit: limit + 1, includeDeletions: since.position > 0)
+        // A first sync (position 0) has nothing to delete; later, only deletions after the
+        // safe point matter: older ones are of rows the device never got.
+        let deletionsAfter = since.position > 0 ? max(since.position, since.safePoint) : nil
+        let query = ChangeQuery(viewer: viewer, since: since.position, limit: limit + 1, deletionsAfter: deletionsAfter)
         var changes: [Change] = []
         for source in sources { changes += try source.changes(db, query) }
-        if query.includeDeletions, !viewer.scopes.isEmpty {
-            // Only deletions after the safe point: older ones are of rows the device
-            // never got (it started its first sync after them).
+        if let deletionsAfter, !viewer.scopes.isEmpty {
             let marks = Array(repeating: "?", count: viewer.scopes.count).joined(separator: ", ")
             let rows = try Row.fetchAll(
                 db,
@@ -77,20 +82,28 @@ public enum ChangeFeed {
                     SELECT version, entity, id FROM platform_tombstone
                     WHERE scope IN (\(marks)) AND version > ? ORDER BY version LIMIT ?
                     """,
-                arguments: StatementArguments(viewer.scopes + [max(since.position, since.safePoint), limit + 1] as [any DatabaseValueConvertible]))
+                arguments: StatementArguments(viewer.scopes + [deletionsAfter, limit + 1] as [any DatabaseValueConvertible]))
             changes += rows.map { Change(entity: $0["entity"], id: $0["id"], version: $0["version"], data: nil) }
         }
         changes.sort { $0.version < $1.version }
+        // Where a device may resume once it has this snapshot: the counter rounded down to
+        // a multiple of 1,024, so that `next` does not tell how busy the service is (what
+        // lies between is read again next time and is not the viewer's), and never below
+        // the pruned deletions (a cursor there would be told to resync).
+        let floor = max(last & ~1_023, horizon)
         guard changes.count > limit else {
-            // Everything up to the counter is in this snapshot: the device may resume
-            // from it, past changes it cannot see.
-            return ChangePage(items: changes.map(ChangePage.Item.init), next: ChangeCursor(position: last, safePoint: last).text, more: false, resync: false)
+            // Everything up to the counter is in this snapshot, so the device may resume
+            // past changes it cannot see, from `floor`.
+            let position = max(since.position, changes.last?.version ?? 0, floor)
+            let next = ChangeCursor(position: position, safePoint: position, viewer: viewer.fingerprint)
+            return ChangePage(items: changes.map(ChangePage.Item.init), next: next.text, more: false, resync: false)
         }
         let items = changes.prefix(limit)
         // A first sync pages through rows of any age; the rows it hands out were alive at
-        // this snapshot, so only deletions after it matter to the device (its safe point).
-        let safePoint = since.position == 0 ? last : since.safePoint
-        let next = ChangeCursor(position: items.last!.version, safePoint: safePoint)
+        // this snapshot, so only deletions after it matter to the device (its safe point;
+        // `floor`, which only sends a few needless deletions).
+        let safePoint = since.position == 0 ? floor : since.safePoint
+        let next = ChangeCursor(position: items.last!.version, safePoint: safePoint, viewer: viewer.fingerprint)
         return ChangePage(items: items.map(ChangePage.Item.init), next: next.text, more: true, resync: false)
     }
 
@@ -99,7 +112,7 @@ public enum ChangeFeed {
         .read(
             "\(service).changes", summary: summary, auth: auth,
             request: .object([
-                "since": JSONSchema.any.described("the `next` of the last page applied (a string; a version number is taken too); absent, 0 or \"0\": everything"),
+                "since": JSONSchema.any.described("the `next` of the last page applied (a string); absent, 0 or \"0\": everything"),
                 "limit": .integer(minimum: 1, maximum: maxLimit),
             ]),
             response: ChangePage.schema(entities: sources.map(\.entity))
@@ -107,8 +120,7 @@ public enum ChangeFeed {
             let principal = try context.requirePrincipal()
             let since: ChangeCursor
             switch input.since {
-            case nil, .null?: since = .start
-            case .integer(let version)? where version >= 0: since = ChangeCursor(position: version, safePoint: version)
+            case nil, .null?, .integer(0)?: since = .start
             case .string(let text)?:
                 guard let cursor = ChangeCursor(text) else { throw ServiceError.invalid("since", "not a `next` of this feed") }
                 since = cursor
@@ -155,31 +167,45 @@ public enum ChangeFeed {
 
 /// Where a device is in the feed: it has applied every change up to `position`, and it
 /// needs the deletions after `safePoint` (the counter when its first sync began, while
-/// that sync is still paging through older rows; `position` otherwise). On the wire,
-/// `"<position>"` or `"<position>-<safePoint>"`.
+/// that sync is still paging through older rows; `position` otherwise); `viewer` is the
+/// fingerprint of who it was made for (``ChangeViewer/fingerprint``). On the wire,
+/// `"<position>[-<safePoint>].<viewer>"`, or `"0"` for the start.
 public struct ChangeCursor: Sendable, Hashable {
     public var position: Int64
     public var safePoint: Int64
+    public var viewer: String?
 
     /// Nothing applied yet.
-    public static let start = ChangeCursor(position: 0, safePoint: 0)
+    public static let start = ChangeCursor(position: 0, safePoint: 0, viewer: nil)
 
-    public init(position: Int64, safePoint: Int64) {
+    public init(position: Int64, safePoint: Int64, viewer: String?) {
         self.position = position
         self.safePoint = max(position, safePoint)
+        self.viewer = viewer
     }
 
     /// Parses the wire form; `nil` for anything else.
     public init?(_ text: String) {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        let halves = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard halves.count <= 2 else { return nil }
+        var viewer: String?
+        if halves.count == 2 {
+            guard halves[1].utf8.count == 8, halves[1].utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else { return nil }
+            viewer = String(halves[1])
+        }
+        let parts = halves[0].split(separator: "-", omittingEmptySubsequences: false)
         guard parts.count <= 2, parts.allSatisfy({ !$0.isEmpty && $0.count <= 19 && $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } }),
             let position = Int64(parts[0]), let safePoint = parts.count == 2 ? Int64(parts[1]) : position,
             parts.count == 1 || safePoint > position
         else { return nil }
-        self.init(position: position, safePoint: safePoint)
+        self.init(position: position, safePoint: safePoint, viewer: viewer)
     }
 
-    public var text: String { safePoint == position ? "\(position)" : "\(position)-\(safePoint)" }
+    public var text: String {
+        let versions = safePoint == position ? "\(position)" : "\(position)-\(safePoint)"
+        guard let viewer else { return versions }
+        return versions + "." + viewer
+    }
 }
 
 /// Who reads the feed, and the tombstone scopes that reach them.
@@ -197,6 +223,13 @@ public struct ChangeViewer: Sendable {
 
     init(_ principal: Principal) { self.init(userID: principal.userID, roles: principal.roles) }
 
+    /// Who this is, as a cursor records it: 8 hex digits of SHA-256 over the user and the
+    /// roles, so a cursor is refused (and the device resyncs) when it comes from another
+    /// user or after a change of roles (what the viewer may see changed with them).
+    public var fingerprint: String {
+        String(Digest.sha256Hex(Array((userID + "|" + roles.sorted().joined(separator: ",")).utf8)).prefix(8))
+    }
+
     /// `user:<id>`, `role:<role>` for each role, and ``everyone``.
     public var scopes: [String] { [Self.everyone, Self.user(userID)] + roles.sorted().map(Self.role) }
 
@@ -213,9 +246,10 @@ public struct ChangeQuery: Sendable {
     public var since: Int64
     /// At most this many, smallest versions first.
     public var limit: Int
-    /// Whether rows the viewer can no longer see are wanted (as deletions). Not on a
-    /// first sync (`since` 0): the device has nothing to delete.
-    public var includeDeletions: Bool
+    /// Rows the viewer can no longer see are wanted as deletions when they changed after
+    /// this version (the device may hold them); `nil` on a first sync, which has nothing
+    /// to delete.
+    public var deletionsAfter: Int64?
 }
 
 /// One changed row: its data as the service shows it, or `nil` when it is gone for the viewer.
@@ -235,8 +269,8 @@ public struct Change: Sendable, Hashable {
 
 /// One kind of row in a service's feed, with its own visibility rule: the rows `query`'s
 /// viewer can see changed after `query.since`, smallest version first, at most
-/// `query.limit`; with `includeDeletions`, also rows that changed and that the viewer
-/// may have held but can no longer see (withdrawn, reassigned), as `data: nil`. Rows
+/// `query.limit`; with `deletionsAfter`, also rows that changed after it and that the
+/// viewer may have held but can no longer see (withdrawn, reassigned), as `data: nil`. Rows
 /// deleted outright are the tombstones' business (``ChangeFeed/recordDeletion``).
 public struct ChangeSource: Sendable {
     public var entity: String

@@ -56,14 +56,14 @@ public struct Currency: Sendable, Hashable, Codable, CustomStringConvertible, Ex
         return value
     }
 
-    /// Active ISO 4217 codes (list one, 2024 amendments) with their minor-unit digits.
-    /// Funds and precious metals (XAU, XDR, ...) are left out: nobody pays for a
-    /// wakeboard session in gold.
+    /// The currencies of ISO 4217 list one (2024 amendments) with their minor-unit digits.
+    /// Funds and units of account (BOV, CHE, CHW, CLF, COU, MXV, USN, UYI, UYW, XSU, XUA),
+    /// special drawing rights and precious metals (XDR, XAU, ...) are left out: nobody
+    /// pays for a wakeboard session in gold.
     static let exponents: [String: Int] = {
         var table: [String: Int] = [:]
-        let zero = "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF"
+        let zero = "BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX VND VUV XAF XOF XPF"
         let three = "BHD IQD JOD KWD LYD OMR TND"
-        let four = "CLF UYW"
         let two = """
             AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BMD BND BOB BRL BSD BTN BWP BYN BZD CAD CDF CHF \
             CNY COP CRC CUP CVE CZK DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD GTQ GYD HKD HNL HTG HUF \
@@ -72,7 +72,7 @@ public struct Currency: Sendable, Hashable, Codable, CustomStringConvertible, Ex
             SHP SLE SOS SRD SSP STN SVC SYP SZL THB TJS TMT TOP TRY TTD TWD TZS UAH USD UYU UZS VES WST XCD XCG YER \
             ZAR ZMW ZWG
             """
-        for (codes, exponent) in [(zero, 0), (two, 2), (three, 3), (four, 4)] {
+        for (codes, exponent) in [(zero, 0), (two, 2), (three, 3)] {
             for code in codes.split(separator: " ") { table[String(code)] = exponent }
         }
         return table

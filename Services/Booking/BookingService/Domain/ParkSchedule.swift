@@ -1,6 +1,20 @@
 import Foundation
 import Platform
 
+/// The dates the park's schedule answers for: years 1970 to 9998, so every slot's
+/// instant, in any zone, is one the wire can write (`Instant` covers years 0000-9999 in
+/// UTC).
+public enum ParkDates {
+    public static let years = 1970...9998
+
+    /// The date in `text`, or `validation_failed` on `field`.
+    public static func parse(_ text: String, field: String) throws -> LocalDate {
+        guard let date = LocalDate(text) else { throw ServiceError.invalid(field, "not a date") }
+        guard years.contains(date.year) else { throw ServiceError.invalid(field, "must be in the years 1970 to 9998") }
+        return date
+    }
+}
+
 /// Opening hours of one day, in minutes after local midnight: `[open, close)`.
 public struct OpeningHours: Sendable, Hashable, Codable {
     public var open: Int

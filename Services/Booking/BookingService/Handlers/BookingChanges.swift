@@ -46,14 +46,20 @@ enum BookingChanges {
     }
 
     /// Catalog rows changed after `since`: active ones with their data, inactive ones as
-    /// deletions (only when the device may hold them).
+    /// deletions, only when the device may hold them: they were on offer once
+    /// (`ever_active`, so an item staff prepare unpublished never shows, not even its id)
+    /// and changed after the device's safe point.
     private static func catalog(
         _ db: Database, _ query: ChangeQuery, entity: String, table: String, data: (Row) throws -> JSONValue
     ) throws -> [Change] {
-        let activeOnly = query.includeDeletions ? "" : "AND active = 1"
-        return try Row.fetchAll(
-            db, sql: "SELECT * FROM \(table) WHERE change_version > ? \(activeOnly) ORDER BY change_version LIMIT ?",
-            arguments: [query.since, query.limit]
+        try Row.fetchAll(
+            db,
+            sql: """
+                SELECT * FROM \(table)
+                WHERE change_version > ? AND (active = 1 OR (ever_active = 1 AND change_version > ?))
+                ORDER BY change_version LIMIT ?
+                """,
+            arguments: [query.since, query.deletionsAfter ?? Int64.max, query.limit]
         ).map { row in
             let shown: JSONValue? = (row["active"] as Bool) ? try data(row) : Optional.none
             return Change(entity: entity, id: row["id"], version: row["change_version"], data: shown)

@@ -130,7 +130,7 @@ struct RiderOperations: Sendable {
             request: .object(["from": .string(format: .date), "to": .string(format: .date)], required: ["from", "to"]),
             response: .object(["items": .array(of: .object(["date": .string(format: .date), "bookableSlots": .integer()]))], required: ["items"])
         ) { (_, input: DaysRequest, db: Database) in
-            guard let from = LocalDate(input.from), let to = LocalDate(input.to) else { throw ServiceError.invalid("from", "not a date") }
+            let (from, to) = (try ParkDates.parse(input.from, field: "from"), try ParkDates.parse(input.to, field: "to"))
             guard from <= to else { throw ServiceError.invalid("to", "must not be before `from`") }
             guard to <= from.adding(days: 61) else { throw ServiceError.invalid("to", "at most 62 days after `from`") }
             let park = try state.configuration(db)
@@ -174,7 +174,7 @@ struct RiderOperations: Sendable {
                             ], required: ["localStart", "localEnd", "start", "end", "free", "bookable"]), maxItems: 10_000),
                 ], required: ["date", "timeZone", "capacity", "price", "cables", "items"])
         ) { (context, input: SlotsRequest) in
-            guard let date = LocalDate(input.date) else { throw ServiceError.invalid("date", "not a date") }
+            let date = try ParkDates.parse(input.date, field: "date")
             let key = Self.availabilityKey(input)
             if let cached = state.cachedAvailability(key) { return RawJSON(cached) }
             let generation = state.generation

@@ -39,7 +39,7 @@ struct StaffOperations: Sendable {
                         .described("every booking of the day, also those off today's grid"),
                 ], required: ["date", "items", "bookings"])
         ) { (context, input: DayRequest) in
-            guard let date = LocalDate(input.date) else { throw ServiceError.invalid("date", "not a date") }
+            let date = try ParkDates.parse(input.date, field: "date")
             let (slots, bookings) = try await context.database().read { db in
                 let park = try state.configuration(db)
                 let slots = try RiderOperations.availability(db, park: park, date: date, cable: nil, now: Date())
@@ -392,9 +392,9 @@ struct StaffOperations: Sendable {
             try MediaCatalog.requireUpload(db, image, field: "image")
             try db.execute(
                 sql: """
-                    INSERT INTO cable (id, name, active, image_id, change_version) VALUES (?, ?, ?, ?, ?)
+                    INSERT INTO cable (id, name, active, image_id, change_version, ever_active) VALUES (?, ?, ?, ?, ?, ?3)
                     ON CONFLICT(id) DO UPDATE SET name = excluded.name, active = excluded.active, image_id = excluded.image_id,
-                        change_version = excluded.change_version
+                        change_version = excluded.change_version, ever_active = MAX(ever_active, excluded.active)
                     """,
                 arguments: [input.id, input.name, input.active ?? true, image, try ChangeFeed.stamp(db)])
             try MediaCatalog.replace(db, owner: Cable.imageOwner(input.id), current, with: image, field: "image", store: try context.mediaStore())
@@ -438,11 +438,11 @@ extension StaffOperations {
             try MediaCatalog.requireUpload(db, image, field: "image")
             try db.execute(
                 sql: """
-                    INSERT INTO package (id, name, sessions, credit_minor, price_minor, active, image_id, change_version)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO package (id, name, sessions, credit_minor, price_minor, active, image_id, change_version, ever_active)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?6)
                     ON CONFLICT(id) DO UPDATE SET name = excluded.name, sessions = excluded.sessions, credit_minor = excluded.credit_minor,
                         price_minor = excluded.price_minor, active = excluded.active, image_id = excluded.image_id,
-                        change_version = excluded.change_version
+                        change_version = excluded.change_version, ever_active = MAX(ever_active, excluded.active)
                     """,
                 arguments: [input.id, input.name, input.sessions, input.credit, input.price, input.active ?? true, image, try ChangeFeed.stamp(db)])
             try MediaCatalog.replace(db, owner: Package.imageOwner(input.id), current, with: image, field: "image", store: try context.mediaStore())

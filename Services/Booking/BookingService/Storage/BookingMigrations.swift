@@ -168,5 +168,15 @@ enum BookingMigrations {
                     """)
             }
         }
+        migrator.registerMigration("booking-6-ever-active") { db in
+            // Whether a cable or package was ever on offer: the changes feed tells riders
+            // of a withdrawal only then, never of an item prepared and not yet published.
+            try db.execute(sql: """
+                ALTER TABLE cable ADD COLUMN ever_active INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE package ADD COLUMN ever_active INTEGER NOT NULL DEFAULT 0;
+                UPDATE cable SET ever_active = active;
+                UPDATE package SET ever_active = active;
+                """)
+        }
     }
 }
