@@ -32,7 +32,11 @@ public enum AuthFixtures {
     /// may still have committed, so it is followed by a sign-in, then by a second try.
     public static func signUp(_ client: some OperationCalling, email: String, password: String = "secret-pass-1") async throws -> String {
         var reply = try await register(client, email: email, password: password)
-        for _ in 0..<2 where reply.error?.code == .timeout {
+        var retried = false
+        // After a timeout the account may exist (then `email_taken`): sign in instead.
+        for _ in 0..<3 where reply.error?.code == .timeout || (retried && reply.error?.code == .conflict) {
+            retried = true
+            try await Task.sleep(for: .milliseconds(200))
             let login = try await client.call(
                 "auth.login", data: ["email": .string(email), "password": .string(password)], token: nil, idem: nil, idempotent: false,
                 timeout: .seconds(5), attempts: 1)

@@ -53,7 +53,7 @@ struct BookingChangesTests {
 
     @Test("a device away for a month gets the deletions it missed; one away longer is told to sync again, and then matches")
     func awayDevice() async throws {
-        try await TestStack.with(services: ["auth", "booking"]) { stack in
+        try await TestStack.with(services: ["auth", "booking"], extraEnvironment: BookingFlowTests.environment) { stack in
             let direct = try stack.directClient("auth")
             let admin = try await AuthFixtures.signUpAdmin(stack.client, direct: direct, email: "desk@example.com")
             let rider = try await BookingFlowTests.signUp(stack, "feed-rider@example.com")
