@@ -142,6 +142,33 @@ struct AuthHardeningTests {
         }
     }
 
+    // MARK: Bounded state
+
+    @Test("at most the configured number of live sessions per account: a new one ends the oldest")
+    func sessionCap() async throws {
+        var settings = AuthSettings()
+        settings.scryptLogN = 10
+        settings.proofOfWorkDifficulty = 6
+        settings.sessions.maxSessions = 3
+        let auth = try await InProcessService(verifier: nil) { configuration in
+            AuthService.definition(settings: settings, dataDirectory: configuration.dataDirectoryURL)
+        }
+        do {
+            var tokens = [try AuthFlowTests.token(try await AuthFlowTests.register(auth, "many@example.com"))]
+            for _ in 0..<3 {
+                let login = try await auth.client.call("auth.login", data: ["email": "many@example.com", "password": "secret-pass-1"])
+                tokens.append(try #require(login.data?["accessToken"]?.stringValue))
+            }
+            #expect(try await auth.client.call("auth.sessions.list", token: tokens[0], idempotent: true).error?.code == .unauthenticated)
+            let list = try await auth.client.call("auth.sessions.list", token: tokens[3], idempotent: true)
+            #expect(list.data?["items"]?.arrayValue?.count == 3)
+        } catch {
+            await auth.stop()
+            throw error
+        }
+        await auth.stop()
+    }
+
     // MARK: Password guessing
 
     @Test("password change and account deletion count wrong passwords in the sign-in limits, and are audited")
@@ -254,6 +281,37 @@ struct AuthHashingFloodTests {
             #expect(during <= ownTime + .seconds(1), "sign-in took \(during) during the flood, \(ownTime) alone")
             #expect(replies.allSatisfy { $0.error?.code != .timeout }, "the flood is refused, not left to time out")
             #expect(replies.filter { $0.error?.code == .rateLimited }.count >= 140)
+        }
+    }
+}
+
+/// A deleted account's tokens over restarts, over real processes.
+@Suite("Auth hardening: revocations across restarts", .serialized)
+struct AuthRevocationRestartTests {
+    @Test("a deleted user's unexpired token stays refused after auth and booking restart")
+    func deletedUserStaysRefused() async throws {
+        try await TestStack.with(services: ["auth", "booking"], extraEnvironment: AuthFlowTests.environment) { stack in
+            let token = try await AuthFixtures.signUp(stack.client, email: "leaving@example.com")
+            let other = try await stack.client.call("auth.login", data: ["email": "leaving@example.com", "password": "secret-pass-1"])
+            let otherToken = try #require(other.data?["accessToken"]?.stringValue)
+            #expect(try await stack.client.call("booking.pass.get", token: otherToken, idempotent: true).ok)
+            #expect(try await stack.client.call("auth.account.delete", data: ["password": "secret-pass-1"], token: token).ok)
+            // Booking learns of the revocation through the bus.
+            var refused = false
+            for _ in 0..<100 where !refused {
+                refused = try await stack.client.call("booking.pass.get", token: otherToken, idempotent: true).error?.code == .unauthenticated
+                if !refused { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(refused)
+            for name in ["auth", "booking"] {
+                let process = try #require(stack.process(name))
+                process.kill(signal: SIGKILL)
+                _ = await process.waitForExit(timeout: .seconds(5))
+                try stack.start(name)
+            }
+            try await stack.waitUntilHealthy(["auth", "booking"], timeout: .seconds(20))
+            #expect(try await stack.client.call("auth.sessions.list", token: otherToken, idempotent: true).error?.code == .unauthenticated)
+            #expect(try await stack.client.call("booking.pass.get", token: otherToken, idempotent: true).error?.code == .unauthenticated)
         }
     }
 }

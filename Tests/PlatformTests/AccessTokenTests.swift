@@ -34,6 +34,27 @@ struct AccessTokenTests {
         #expect(header == ["alg": "EdDSA", "typ": "JWT", "kid": "k1"])
     }
 
+    @Test("a revocation refuses only its sessions' tokens, keeps the cache, and is forgotten once its tokens have expired")
+    func revocationsAreBounded() throws {
+        let clock = Atomic<Int64>(now)
+        let verifier = AccessTokenVerifier(keys: ["k1": key.publicKey], now: { clock.load(ordering: .relaxed) })
+        let kept = try signer.token(for: claims(session: "ses_kept"))
+        let revoked = try signer.token(for: claims(session: "ses_gone"))
+        _ = try verifier.verify(kept)
+        _ = try verifier.verify(revoked)
+        #expect(verifier.cachedTokens == 2)
+        verifier.revoke(sessions: ["ses_gone"])
+        #expect(verifier.cachedTokens == 2, "a revocation does not empty the cache")
+        #expect(throws: ServiceError.unauthenticated("the session was revoked")) { try verifier.verify(revoked) }
+        #expect(try verifier.verify(kept).sessionID == "ses_kept")
+        // An hour later, revocations pile up only as far as the last hour's.
+        clock.store(now + AccessTokenVerifier.revocationRetention + 1, ordering: .relaxed)
+        verifier.revoke(sessions: (0..<2_000).map { "ses_new_\($0)" })
+        #expect(verifier.revokedCount <= 2_000, "the hour-old revocation is forgotten")
+        verifier.revoke(sessions: ["ses_ancient"], at: now - 2 * AccessTokenVerifier.revocationRetention)
+        #expect(verifier.revokedCount <= 2_000, "a revocation older than any token is not even kept")
+    }
+
     @Test("tampered, unknown-key, expired, malformed and revoked tokens are refused")
     func refusals() throws {
         let token = try signer.token(for: claims())

@@ -68,14 +68,22 @@ public enum AuthService {
                     try db.execute(sql: "ALTER TABLE user ADD COLUMN email_verified INTEGER NOT NULL DEFAULT 0")
                 }
                 MessageOutbox.migrateToPlatform(&migrator)
+                migrator.registerMigration("auth-7-revocations-kept") { db in
+                    // Revocations live in platform_revoked_session from now on (they outlive a
+                    // deleted account's sessions); those of the last hour are copied there.
+                    try db.execute(
+                        sql: """
+                            INSERT OR IGNORE INTO platform_revoked_session (session_id, revoked_at)
+                            SELECT id, revoked_at FROM session WHERE revoked_at > ?
+                            """, arguments: [Instant.format(Date().addingTimeInterval(-3_600))])
+                }
             },
             verifier: verifier,
             prepare: { pool in
                 try keys.load(from: pool)
-                let revoked = try pool.read { db in
-                    try String.fetchAll(db, sql: "SELECT id FROM session WHERE revoked_at IS NOT NULL")
-                }
-                verifier.revoke(sessions: revoked)
+                // Revocations of the last hour (older ones' tokens have expired), from the
+                // table that keeps them also for sessions gone with a deleted account.
+                try SessionRevocations.load(into: verifier, from: pool)
             },
             workers: { pool, logger in
                 [DeliveryWorker(pool: pool, outbox: outbox, transports: transports, settings: settings.delivery, logger: logger)]

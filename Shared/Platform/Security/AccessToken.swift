@@ -79,7 +79,9 @@ public struct AccessTokenSigner: Sendable {
 /// dictionary lookup instead of a signature check.
 public final class AccessTokenVerifier: TokenVerifier, Sendable {
     private let keys = Mutex<[String: Ed25519PublicKey]>([:])
-    private let revokedSessions = Mutex<Set<String>>([])
+    /// Revoked sessions and when they were revoked (epoch seconds), kept for
+    /// ``revocationRetention``: by then every token of theirs has expired.
+    private let revokedSessions = Mutex<(sessions: [String: Int64], pruneMark: Int)>(([:], 0))
     private let cache = Mutex<[String: AccessTokenClaims]>([:])
     private let now: @Sendable () -> Int64
     private let cacheLimit: Int
@@ -114,11 +116,33 @@ public final class AccessTokenVerifier: TokenVerifier, Sendable {
     /// The key ids known.
     public var keyIDs: Set<String> { keys.withLock { Set($0.keys) } }
 
-    /// Refuses every token of these sessions from now on.
-    public func revoke(sessions: some Sequence<String>) {
-        revokedSessions.withLock { $0.formUnion(sessions) }
-        cache.withLock { $0.removeAll() }
+    /// How long a revocation is remembered: longer than any access token lives (5
+    /// minutes), so a revoked session's tokens have all expired when it is forgotten.
+    public static let revocationRetention: Int64 = 3_600
+
+    /// Refuses every token of these sessions from now on (`at`: when they were revoked,
+    /// epoch seconds; now by default). The token cache is left alone: every verification
+    /// checks revocations anyway. Revocations older than ``revocationRetention`` are
+    /// forgotten, so the set stays as small as the last hour's revocations.
+    public func revoke(sessions: some Sequence<String>, at: Int64? = nil) {
+        let now = self.now()
+        let when = at ?? now
+        guard when > now - Self.revocationRetention else { return }
+        revokedSessions.withLock { revoked in
+            for session in sessions { revoked.sessions[session] = max(revoked.sessions[session] ?? when, when) }
+            // Pruned when the set has doubled since the last pruning: amortized O(1).
+            if revoked.sessions.count >= 2 * max(revoked.pruneMark, 512) {
+                revoked.sessions = revoked.sessions.filter { $0.value > now - Self.revocationRetention }
+                revoked.pruneMark = revoked.sessions.count
+            }
+        }
     }
+
+    /// Tokens whose verified claims are cached now.
+    public var cachedTokens: Int { cache.withLock { $0.count } }
+
+    /// Sessions remembered as revoked now.
+    public var revokedCount: Int { revokedSessions.withLock { $0.sessions.count } }
 
     public func verify(_ token: String) throws(ServiceError) -> Principal {
         let claims: AccessTokenClaims
@@ -133,7 +157,7 @@ public final class AccessTokenVerifier: TokenVerifier, Sendable {
             }
         }
         guard claims.expiresAt > now() else { throw .unauthenticated("the access token has expired") }
-        guard !revokedSessions.withLock({ $0.contains(claims.sessionID) }) else {
+        guard revokedSessions.withLock({ $0.sessions[claims.sessionID] }) == nil else {
             throw .unauthenticated("the session was revoked")
         }
         return claims.principal

@@ -118,18 +118,37 @@ public enum SessionRevocations {
         EventSubscription(source: "auth", types: [eventType]) { db, event in
             guard case .array(let values)? = event.data["sessions"] else { return }
             let sessions = values.compactMap(\.stringValue)
-            for session in sessions {
-                try db.execute(
-                    sql: "INSERT OR IGNORE INTO platform_revoked_session (session_id, revoked_at) VALUES (?, ?)",
-                    arguments: [session, event.at])
-            }
-            verifier.revoke(sessions: sessions)
+            try record(db, sessions: sessions, at: event.at)
+            verifier.revoke(sessions: sessions, at: Instant.parse(event.at).map { Int64($0.timeIntervalSince1970) })
         }
     }
 
-    /// Tells `verifier` every revocation stored before this start.
-    public static func load(into verifier: AccessTokenVerifier, from pool: DatabasePool) throws {
-        let sessions = try pool.read { db in try String.fetchAll(db, sql: "SELECT session_id FROM platform_revoked_session") }
-        verifier.revoke(sessions: sessions)
+    /// Stores revocations (in the transaction that learns of them), so they outlive a
+    /// restart of the service.
+    public static func record(_ db: Database, sessions: [String], at: String) throws {
+        for session in sessions {
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO platform_revoked_session (session_id, revoked_at) VALUES (?, ?)", arguments: [session, at])
+        }
+    }
+
+    /// Tells `verifier` the revocations stored before this start that still matter
+    /// (those of the last ``AccessTokenVerifier/revocationRetention`` seconds).
+    public static func load(into verifier: AccessTokenVerifier, from pool: DatabasePool, now: Date = Date()) throws {
+        let since = Instant.format(now.addingTimeInterval(-TimeInterval(AccessTokenVerifier.revocationRetention)))
+        let rows = try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT session_id, revoked_at FROM platform_revoked_session WHERE revoked_at > ?", arguments: [since])
+        }
+        for row in rows {
+            verifier.revoke(sessions: [row["session_id"] as String], at: Instant.parse(row["revoked_at"]).map { Int64($0.timeIntervalSince1970) })
+        }
+    }
+
+    /// Forgets stored revocations whose tokens have all expired; returns how many.
+    @discardableResult
+    public static func prune(_ db: Database, now: Date = Date()) throws -> Int {
+        let before = Instant.format(now.addingTimeInterval(-TimeInterval(AccessTokenVerifier.revocationRetention)))
+        try db.execute(sql: "DELETE FROM platform_revoked_session WHERE revoked_at < ?", arguments: [before])
+        return db.changesCount
     }
 }

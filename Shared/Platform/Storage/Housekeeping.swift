@@ -4,7 +4,8 @@ import Logging
 import ServiceLifecycle
 
 /// Periodic clean-up of the platform's own tables: idempotency keys older than a week
-/// (a client retries within minutes; a week is generous) and deletion markers of the
+/// (a client retries within minutes; a week is generous), revocations whose tokens have
+/// all expired (after an hour), and deletion markers of the
 /// changes feed older than 45 days are removed once an hour, and the service's media are
 /// swept (``MediaSweep``).
 public struct Housekeeping: Service {
@@ -28,6 +29,7 @@ public struct Housekeeping: Service {
                     let removed = try await pool.write { db in try IdempotencyStore.prune(db, olderThan: keepIdempotencyKeys) }
                     if removed > 0 { logger.info("pruned idempotency keys", metadata: ["count": "\(removed)"]) }
                     let tombstones = try await pool.write { db in try ChangeFeed.prune(db) }
+                    _ = try await pool.write { db in try SessionRevocations.prune(db) }
                     if tombstones > 0 { logger.info("pruned deletion markers", metadata: ["count": "\(tombstones)"]) }
                 } catch {
                     logger.warning("cannot prune idempotency keys or deletion markers", metadata: ["error": "\(error)"])

@@ -41,6 +41,9 @@ public struct SessionPolicy: Sendable, Equatable {
     public var idleTimeout: TimeInterval = 15 * 60
     /// A session never lasts longer than this (30 days).
     public var absoluteLifetime: TimeInterval = 30 * 24 * 3600
+    /// Live sessions per account (`BACKEND_AUTH_MAX_SESSIONS`, default 20); a new one
+    /// beyond ends the oldest.
+    public var maxSessions = 20
 
     /// The defaults.
     public init() {}

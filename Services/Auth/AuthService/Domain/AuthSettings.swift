@@ -87,6 +87,10 @@ public struct AuthSettings: Sendable, Equatable {
             }
             settings.smsCaps = caps
         }
+        if let value = environment["BACKEND_AUTH_MAX_SESSIONS"] {
+            guard let count = Int(value), (1...1_000).contains(count) else { throw ConfigurationError("BACKEND_AUTH_MAX_SESSIONS must be 1 to 1000") }
+            settings.sessions.maxSessions = count
+        }
         if let value = environment["BACKEND_AUTH_HASH_QUEUE"] {
             guard let count = Int(value), (1...1_000).contains(count) else { throw ConfigurationError("BACKEND_AUTH_HASH_QUEUE must be 1 to 1000") }
             settings.hashQueue = count

@@ -53,6 +53,12 @@ struct SessionIssuer: Sendable {
         try db.execute(
             sql: "INSERT INTO session (id, user_id, created_at, last_seen_at) VALUES (?, ?, ?, ?)",
             arguments: [sessionID, userID, stamp, stamp])
+        // At most `maxSessions` live sessions per account: the oldest go first.
+        let live = try String.fetchAll(
+            db, sql: "SELECT id FROM session WHERE user_id = ? AND revoked_at IS NULL ORDER BY created_at, rowid", arguments: [userID])
+        if live.count > policy.maxSessions {
+            try revoke(db, sessions: Array(live.prefix(live.count - policy.maxSessions)), userID: userID, reason: "too_many_sessions", now: now)
+        }
         return try issue(db, sessionID: sessionID, userID: userID, now: now)
     }
 
@@ -137,6 +143,9 @@ struct SessionIssuer: Sendable {
         try Outbox.append(
             db, type: SessionRevocations.eventType,
             data: ["userId": .string(userID), "sessions": .array(sessions.map { .string($0) }), "reason": .string(reason)] as JSONValue)
+        // Kept beside the sessions so that a restart of auth still refuses their tokens,
+        // also when the sessions themselves go with a deleted account.
+        try SessionRevocations.record(db, sessions: sessions, at: Instant.format(now))
         let verifier = keys.verifier
         db.afterNextTransaction { _ in verifier.revoke(sessions: sessions) }
     }
