@@ -315,3 +315,51 @@ struct AuthRevocationRestartTests {
         }
     }
 }
+
+/// Secrets at rest, over real processes.
+@Suite("Auth hardening: secrets at rest", .serialized)
+struct AuthSecretsAtRestTests {
+    @Test("the data folder is 0700 and its files 0600; signing keys are sealed with the configured key and need it to start")
+    func secretsAtRest() async throws {
+        let encryption = Data(Digest.randomBytes(32)).base64EncodedString()
+        let environment = AuthFlowTests.environment.merging(["BACKEND_AUTH_KEY_ENCRYPTION_KEY": encryption]) { _, new in new }
+        try await TestStack.with(services: ["auth"], extraEnvironment: environment) { stack in
+            let token = try await AuthFixtures.signUp(stack.client, email: "secrets@example.com")
+            let data = stack.configuration.dataDirectoryURL
+            func mode(_ url: URL) throws -> Int {
+                (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+            }
+            #expect(try mode(data) == 0o700)
+            #expect(try mode(data.appendingPathComponent("auth.sqlite")) == 0o600)
+            let outbox = data.appendingPathComponent("outbox")
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: outbox.path)) ?? [] {
+                #expect(try mode(outbox.appendingPathComponent(name)) == 0o600, "\(name)")
+            }
+            let stored = try await DatabaseQueue(path: data.appendingPathComponent("auth.sqlite").path).read { db in
+                try Data.fetchAll(db, sql: "SELECT private_key FROM signing_key")
+            }
+            #expect(!stored.isEmpty && stored.allSatisfy { SecretBox.isSealed(Array($0)) })
+
+            // Restarted with the key: the same keys, so the token still verifies.
+            let auth = try #require(stack.process("auth"))
+            auth.kill(signal: SIGTERM)
+            _ = await auth.waitForExit(timeout: .seconds(10))
+            try stack.start("auth")
+            try await stack.waitUntilHealthy(["auth"], timeout: .seconds(20))
+            #expect(try await stack.client.call("auth.sessions.list", token: token, idempotent: true).ok)
+        }
+        // Without the key the sealed keys cannot be read: auth refuses to start.
+        let stack = try TestStack(extraEnvironment: AuthFlowTests.environment)
+        defer { Task { await stack.stop() } }
+        try FileManager.default.createDirectory(at: stack.configuration.dataDirectoryURL, withIntermediateDirectories: true)
+        let pool = try ServiceDatabase.open(directory: stack.configuration.dataDirectoryURL, name: "auth", durability: .normal) {
+            AuthMigrations.register(in: &$0)
+        }
+        let box = try SecretBox(base64: encryption)
+        try await pool.write { db in _ = try SigningKeys.insertNewKey(db, box: box) }
+        try pool.close()
+        let process = try stack.start("auth")
+        let status = await process.waitForExit(timeout: .seconds(20))
+        #expect(status != nil && status != 0, "auth exits instead of running without its keys")
+    }
+}

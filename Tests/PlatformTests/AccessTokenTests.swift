@@ -140,3 +140,26 @@ struct AccessTokenTests {
         #expect(!secret.publicKey.isValidSignature(signature, for: [0]))
     }
 }
+
+@Suite("Secret box")
+struct SecretBoxTests {
+    @Test("sealed values open with their key and context only, and any change is detected")
+    func sealing() throws {
+        let box = try SecretBox(key: Digest.randomBytes(32))
+        let secret = Digest.randomBytes(32)
+        let sealed = try box.seal(secret, context: Array("k1".utf8))
+        #expect(SecretBox.isSealed(sealed) && !SecretBox.isSealed(secret))
+        #expect(sealed.count == 3 + 12 + 32 + 16)
+        #expect(try box.open(sealed, context: Array("k1".utf8)) == secret)
+        #expect(try box.seal(secret, context: Array("k1".utf8)) != sealed, "a fresh nonce each time")
+        #expect(throws: CryptoError.self) { try box.open(sealed, context: Array("k2".utf8)) }
+        #expect(throws: CryptoError.self) { try SecretBox(key: Digest.randomBytes(32)).open(sealed, context: Array("k1".utf8)) }
+        for index in [3, 20, sealed.count - 1] {
+            var tampered = sealed
+            tampered[index] ^= 1
+            #expect(throws: CryptoError.self) { try box.open(tampered, context: Array("k1".utf8)) }
+        }
+        #expect(throws: CryptoError.self) { try SecretBox(base64: "c2hvcnQ=") }
+        #expect(try SecretBox(base64: Data(Digest.randomBytes(32)).base64EncodedString()).seal([1], context: []).count == 3 + 12 + 1 + 16)
+    }
+}

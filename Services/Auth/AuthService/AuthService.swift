@@ -32,7 +32,11 @@ public enum AuthService {
     /// The definition with the given settings; `dataDirectory` holds the default outbox folder.
     public static func definition(settings: AuthSettings, dataDirectory: URL) -> ServiceDefinition {
         let verifier = AccessTokenVerifier()
-        let keys = SigningKeys(verifier: verifier)
+        let box = settings.keyEncryptionKey.map { text in
+            guard let box = try? SecretBox(base64: text) else { preconditionFailure("BACKEND_AUTH_KEY_ENCRYPTION_KEY was checked when read") }
+            return box
+        }
+        let keys = SigningKeys(verifier: verifier, box: box)
         let issuer = SessionIssuer(keys: keys, policy: settings.sessions)
         let hasher = PasswordHasher(logN: settings.scryptLogN, maxQueued: settings.hashQueue)
         let outbox = DeliveryOutbox(service: name)
@@ -80,6 +84,10 @@ public enum AuthService {
             },
             verifier: verifier,
             prepare: { pool in
+                if box == nil {
+                    Logger(label: "auth").warning(
+                        "signing keys are stored unencrypted: set BACKEND_AUTH_KEY_ENCRYPTION_KEY (openssl rand -base64 32) so a copy of auth.sqlite cannot mint tokens")
+                }
                 try keys.load(from: pool)
                 // Revocations of the last hour (older ones' tokens have expired), from the
                 // table that keeps them also for sessions gone with a deleted account.

@@ -21,6 +21,9 @@ public enum ProcessSetup {
 
     /// Sets up logging and the parent watch; returns the process's logger.
     public static func start(label: String, configuration: PlatformConfiguration) -> Logger {
+        // Secrets at rest: every file this process creates (databases, media, outbox
+        // messages) is readable by its user only (0600, folders 0700).
+        umask(0o077)
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in LineLogHandler(label: label, level: level) }
         RequestLog.directLines.store(true, ordering: .relaxed)

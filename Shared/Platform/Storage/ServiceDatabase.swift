@@ -20,7 +20,11 @@ public enum ServiceDatabase {
         directory: URL, name: String, durability: Durability,
         migrations: @Sendable (inout DatabaseMigrator) -> Void
     ) throws -> DatabasePool {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        // The data folder and the database files are the service user's only (folders
+        // made by an older version, or by hand, are tightened too).
+        try? FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory.path)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
         configuration.busyMode = .timeout(5)
@@ -53,6 +57,13 @@ public enum ServiceDatabase {
         PlatformMigrations.register(in: &migrator)
         migrations(&migrator)
         try migrator.migrate(pool)
+        // Its files too, once SQLite has made them (processes also set umask 077).
+        for suffix in ["", "-wal", "-shm"] {
+            let file = directory.appendingPathComponent("\(name).sqlite\(suffix)").path
+            if FileManager.default.fileExists(atPath: file) {
+                try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+            }
+        }
         return pool
     }
 

@@ -19,6 +19,10 @@ public struct AuthSettings: Sendable, Equatable {
     /// Wrong passwords allowed per account and client, per account, per client
     /// (`BACKEND_AUTH_PASSWORD_LIMITS`: `5/50/20`, in 15 minutes).
     public var passwordLimits = PasswordLimits()
+    /// The key that seals the signing keys at rest (`BACKEND_AUTH_KEY_ENCRYPTION_KEY`: 32
+    /// random bytes in base64, `openssl rand -base64 32`); unset stores them in the clear
+    /// and warns at start-up.
+    public var keyEncryptionKey: String?
     /// SMS caps per number, account and client (`BACKEND_AUTH_SMS_CAPS`, see ``SMSCaps``).
     public var smsCaps = SMSCaps()
     /// Password hashes allowed to wait for a hashing thread (`BACKEND_AUTH_HASH_QUEUE`,
@@ -86,6 +90,12 @@ public struct AuthSettings: Sendable, Equatable {
                 throw ConfigurationError("BACKEND_AUTH_SMS_CAPS must be like number=5/10,account=5/10,client=10/30 (per hour/per day)")
             }
             settings.smsCaps = caps
+        }
+        if let value = environment["BACKEND_AUTH_KEY_ENCRYPTION_KEY"], !value.isEmpty {
+            guard (try? SecretBox(base64: value)) != nil else {
+                throw ConfigurationError("BACKEND_AUTH_KEY_ENCRYPTION_KEY must be 32 random bytes in base64 (openssl rand -base64 32)")
+            }
+            settings.keyEncryptionKey = value
         }
         if let value = environment["BACKEND_AUTH_MAX_SESSIONS"] {
             guard let count = Int(value), (1...1_000).contains(count) else { throw ConfigurationError("BACKEND_AUTH_MAX_SESSIONS must be 1 to 1000") }

@@ -6,6 +6,11 @@ import Synchronization
 /// Auth's Ed25519 signing keys, kept in its database. Tokens are signed with the newest
 /// key; every key not retired is published by `auth.keys`, so tokens signed before a
 /// rotation stay valid until they expire.
+///
+/// With a key-encryption key (`BACKEND_AUTH_KEY_ENCRYPTION_KEY`) the private keys are
+/// stored sealed (``SecretBox``, AES-256-GCM bound to the key id); keys stored in the
+/// clear before one was set are sealed at the next start. A copy of `auth.sqlite` alone
+/// then mints no tokens.
 final class SigningKeys: Sendable {
     private struct State {
         var signer: AccessTokenSigner
@@ -16,23 +21,50 @@ final class SigningKeys: Sendable {
     /// The verifier auth itself uses, sharing these keys.
     let verifier: AccessTokenVerifier
 
+    /// Seals private keys at rest, when a key-encryption key is configured.
+    let box: SecretBox?
+
     /// Keys that are loaded with ``load(from:)`` once the database is open.
-    init(verifier: AccessTokenVerifier) {
+    init(verifier: AccessTokenVerifier, box: SecretBox? = nil) {
         self.verifier = verifier
+        self.box = box
     }
 
-    /// Loads the keys, creating the first one on first start.
-    func load(from pool: DatabasePool) throws {
-        let rows = try pool.write { db -> [Row] in
-            if try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM signing_key WHERE retired_at IS NULL") == 0 {
-                try Self.insertNewKey(db)
-            }
-            return try Row.fetchAll(
-                db, sql: "SELECT kid, private_key FROM signing_key WHERE retired_at IS NULL ORDER BY created_at, kid")
+    /// The stored form of a private key.
+    static func stored(_ key: Ed25519PrivateKey, id: String, box: SecretBox?) throws -> Data {
+        guard let box else { return Data(key.rawRepresentation) }
+        return Data(try box.seal(key.rawRepresentation, context: Array(id.utf8)))
+    }
+
+    /// The private key of a stored form.
+    static func key(stored: Data, id: String, box: SecretBox?) throws -> Ed25519PrivateKey {
+        let bytes = Array(stored)
+        guard SecretBox.isSealed(bytes) else { return try Ed25519PrivateKey(rawRepresentation: bytes) }
+        guard let box else {
+            throw ConfigurationError("the signing keys are encrypted: set BACKEND_AUTH_KEY_ENCRYPTION_KEY to the key they were sealed with")
         }
-        let keys = try rows.map { row -> (String, Ed25519PrivateKey) in
-            let raw: Data = row["private_key"]
-            return (row["kid"], try Ed25519PrivateKey(rawRepresentation: Array(raw)))
+        return try Ed25519PrivateKey(rawRepresentation: try box.open(bytes, context: Array(id.utf8)))
+    }
+
+    /// Loads the keys, creating the first one on first start, and seals any stored in the
+    /// clear when a key-encryption key is configured.
+    func load(from pool: DatabasePool) throws {
+        let box = self.box
+        let keys = try pool.write { db -> [(String, Ed25519PrivateKey)] in
+            if try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM signing_key WHERE retired_at IS NULL") == 0 {
+                try Self.insertNewKey(db, box: box)
+            }
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT kid, private_key FROM signing_key WHERE retired_at IS NULL ORDER BY created_at, kid")
+            return try rows.map { row in
+                let id: String = row["kid"], stored: Data = row["private_key"]
+                let key = try Self.key(stored: stored, id: id, box: box)
+                if box != nil, !SecretBox.isSealed(Array(stored)) {
+                    try db.execute(
+                        sql: "UPDATE signing_key SET private_key = ? WHERE kid = ?", arguments: [try Self.stored(key, id: id, box: box), id])
+                }
+                return (id, key)
+            }
         }
         guard let newest = keys.last else { throw CryptoError("no signing key") }
         state.withLock {
@@ -42,13 +74,13 @@ final class SigningKeys: Sendable {
     }
 
     @discardableResult
-    static func insertNewKey(_ db: Database) throws -> String {
+    static func insertNewKey(_ db: Database, box: SecretBox?) throws -> (id: String, key: Ed25519PrivateKey) {
         let key = try Ed25519PrivateKey()
         let id = "k" + Digest.hex(Digest.randomBytes(6))
         try db.execute(
             sql: "INSERT INTO signing_key (kid, private_key, created_at) VALUES (?, ?, ?)",
-            arguments: [id, Data(key.rawRepresentation), Instant.format(Date())])
-        return id
+            arguments: [id, try stored(key, id: id, box: box), Instant.format(Date())])
+        return (id, key)
     }
 
     /// The signer of new tokens.
@@ -76,13 +108,12 @@ final class SigningKeys: Sendable {
 
     /// Adds a new signing key; the old ones stay published.
     func rotate(pool: DatabasePool) throws -> String {
-        let (id, raw) = try pool.write { db -> (String, Data) in
-            let id = try Self.insertNewKey(db)
-            try AuditLog.record(db, .keyRotated, user: nil, detail: ["kid": .string(id)])
-            let raw = try Data.fetchOne(db, sql: "SELECT private_key FROM signing_key WHERE kid = ?", arguments: [id]) ?? Data()
-            return (id, raw)
+        let box = self.box
+        let (id, key) = try pool.write { db -> (String, Ed25519PrivateKey) in
+            let new = try Self.insertNewKey(db, box: box)
+            try AuditLog.record(db, .keyRotated, user: nil, detail: ["kid": .string(new.id)])
+            return new
         }
-        let key = try Ed25519PrivateKey(rawRepresentation: Array(raw))
         let published = state.withLock { state -> [(id: String, key: Ed25519PublicKey)] in
             let published = (state?.published ?? []) + [(id, key.publicKey)]
             state = State(signer: AccessTokenSigner(keyID: id, key: key), published: published)
