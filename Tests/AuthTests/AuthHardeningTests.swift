@@ -169,6 +169,34 @@ struct AuthHardeningTests {
         await auth.stop()
     }
 
+    @Test("a forgotten password answers and works alike for known and unknown addresses: one code, one message, the same limits")
+    func forgotDoesNotTellAccounts() async throws {
+        try await AuthFlowTests.inProcess { auth in
+            _ = try await AuthFlowTests.register(auth, "known@example.com")
+            let database = auth.dataDirectory.appendingPathComponent("auth.sqlite").path
+            func codes(_ email: String) async throws -> Int {
+                try await DatabaseQueue(path: database).read { db in
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM one_time_code WHERE target = ?", arguments: [email]) ?? 0
+                }
+            }
+            for email in ["known@example.com", "unknown@example.com"] {
+                let first = try await auth.client.call("auth.password.forgot", data: ["email": .string(email)])
+                let again = try await auth.client.call("auth.password.forgot", data: ["email": .string(email)])
+                #expect(first.ok && again.ok && first.data == again.data, "\(email)")
+                #expect(try await codes(email) == 1, "\(email): a code either way")
+            }
+            let known = try await Self.messages(to: "known@example.com", auth)
+            let unknown = try await Self.messages(to: "unknown@example.com", auth)
+            #expect(known.count == 1 && unknown.count == 1, "one message each; the second ask was inside the minute for both")
+            #expect(AuthFixtures.sixDigits(in: known[0]["body"]?.stringValue ?? "") != nil)
+            #expect((unknown[0]["body"]?.stringValue ?? "").contains("no account"))
+            // The code sent to an address without an account resets nothing.
+            let reset = try await auth.client.call(
+                "auth.password.reset", data: ["email": "unknown@example.com", "code": "000000", "newPassword": "whatever-123"])
+            #expect(reset.error?.fields["code"] != nil)
+        }
+    }
+
     // MARK: Password guessing
 
     @Test("password change and account deletion count wrong passwords in the sign-in limits, and are audited")

@@ -23,6 +23,14 @@ public struct PasswordLimits: Sendable, Equatable {
 
     public init() {}
 
+    /// Forgets every wrong-password count of an account (a reset proved the mailbox; the
+    /// account is deleted).
+    static func clear(_ db: Database, account: String) throws {
+        let pairs = "pw:\(account)|"
+        try db.execute(
+            sql: "DELETE FROM attempt WHERE substr(key, 1, length(?)) = ? OR key = ?", arguments: [pairs, pairs, "pw-account:\(account)"])
+    }
+
     /// The pair's key: the one a success clears.
     func pairKey(account: String, client: String?) -> String { "pw:\(account)|\(client ?? "direct")" }
 

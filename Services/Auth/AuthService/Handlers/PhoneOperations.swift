@@ -152,10 +152,11 @@ enum Accounts {
         for target in [userID, contacts?["email"] as String?, contacts?["phone"] as String?].compactMap({ $0 }) {
             try db.execute(sql: "DELETE FROM one_time_code WHERE target = ?", arguments: [target])
             try DeliveryOutbox.forget(db, destination: target)
-            for prefix in ["login:", "sms:", "reset:"] {
+            for prefix in ["sms:", "reset:", "sms-account:", "contact-change:"] {
                 try db.execute(sql: "DELETE FROM attempt WHERE key = ?", arguments: [prefix + target])
             }
         }
+        try PasswordLimits.clear(db, account: userID)
         try db.execute(sql: "DELETE FROM user WHERE id = ?", arguments: [userID])
         try AuditLog.record(db, .accountDeleted, user: userID, actor: actor, client: client)
         try Outbox.append(db, type: "auth.user.deleted", data: ["userId": .string(userID)] as JSONValue)

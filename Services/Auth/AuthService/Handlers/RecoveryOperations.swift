@@ -41,23 +41,33 @@ struct RecoveryOperations: Sendable {
         let (codes, outbox) = (self.resetCodes, self.outbox)
         return .task(
             "auth.password.forgot",
-            summary: "Always answers ok. When the account exists, emails a one-time reset code valid 30 minutes (at most one a minute, five an hour).",
+            summary: "Always answers ok, after the same work whatever the address: an account's email gets a one-time reset code valid 30 minutes, an address without an account a notice saying so (each address at most one a minute and five an hour; twenty an hour per client).",
             auth: .public, request: .object(["email": .string(minLength: 1, maxLength: 254)], required: ["email"]), response: .empty
         ) { (context, input: Forgot) in
             let email = Identifiers.email(input.email)
             try await context.write { db in
-                guard try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true else { return }
-                // Limits apply silently: the answer must not tell whether the account exists.
+                let exists = try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true
+                // The same writes either way (a code, the attempts, one message), so neither
+                // the answer nor its time tells whether the address has an account. Limits
+                // apply silently, for the same reason.
                 do {
-                    try AttemptLimiter.check(db, key: "reset:" + email, limit: 5, window: 3_600)
-                    let code = try codes.issue(db, .passwordReset, target: email)
-                    try AttemptLimiter.record(db, key: "reset:" + email)
-                    try MessageOutbox.enqueue(
-                        db, .email, to: email, subject: "Your password reset code",
-                        body: "Your code to set a new password is \(code). It is valid for 30 minutes. If you did not ask for it, ignore this email.",
-                        outbox: outbox)
+                    try db.inSavepoint {
+                        try AttemptLimiter.check(db, key: "reset:" + email, limit: 5, window: 3_600)
+                        if let client = context.clientAddress {
+                            try AttemptLimiter.check(db, key: "reset-client:" + client, limit: 20, window: 3_600)
+                            try AttemptLimiter.record(db, key: "reset-client:" + client)
+                        }
+                        let code = try codes.issue(db, .passwordReset, target: email)
+                        try AttemptLimiter.record(db, key: "reset:" + email)
+                        let body =
+                            exists
+                            ? "Your code to set a new password is \(code). It is valid for 30 minutes. If you did not ask for it, ignore this email."
+                            : "Someone asked to reset the password of an account with this address, but there is no account with it. If it was you, sign up instead; otherwise ignore this email."
+                        try MessageOutbox.enqueue(db, .email, to: email, subject: "Your password reset code", body: body, outbox: outbox)
+                        return .commit
+                    }
                 } catch let error as ServiceError where error.code == .rateLimited {
-                    context.logger.info("password reset code not sent: rate limited")
+                    context.logger.info("password reset message not sent: rate limited")
                 }
             }
             return Empty()
@@ -102,7 +112,8 @@ struct RecoveryOperations: Sendable {
                 // The code arrived by email: the mailbox is proven.
                 try db.execute(sql: "UPDATE user SET password_hash = ?, email_verified = 1 WHERE id = ?", arguments: [newHash, userID])
                 try issuer.revoke(db, sessions: try SessionIssuer.live(db, userID: userID), userID: userID, reason: "password_reset")
-                try AttemptLimiter.clear(db, key: "login:" + email)
+                // The mailbox is proven: the account's wrong-password counts start afresh.
+                try PasswordLimits.clear(db, account: userID)
                 try AuditLog.record(db, .passwordReset, user: userID, client: context.clientAddress)
                 return .success(Empty())
             }.get()
