@@ -391,3 +391,30 @@ struct AuthSecretsAtRestTests {
         #expect(status != nil && status != 0, "auth exits instead of running without its keys")
     }
 }
+
+/// What the new services need from auth: profiles with locale and time zone, published.
+@Suite("Auth: profile events")
+struct AuthProfileEventTests {
+    @Test("auth.user.profile_changed on registration and every change, with locale and time zone; bad ones refused")
+    func profileChanged() async throws {
+        try await AuthFlowTests.inProcess { auth in
+            var registration = AuthFlowTests.registration("zoned@example.com", challenge: try await AuthFlowTests.solvedChallenge(auth))
+            registration = registration.merging(["locale": "ru-RU", "timeZone": "Europe/Minsk"])
+            let tokens = try #require(try await auth.client.call("auth.register", data: registration).data)
+            let token = try AuthFlowTests.token(tokens)
+            let updated = try await auth.client.call("auth.profile.update", data: ["timeZone": "Asia/Tokyo", "firstName": "Anya"], token: token)
+            #expect(updated.data?["timeZone"] == "Asia/Tokyo" && updated.data?["locale"] == "ru-RU")
+            let cleared = try await auth.client.call("auth.profile.update", data: ["locale": nil], token: token)
+            #expect(cleared.data?["locale"] == nil || cleared.data?["locale"] == .null)
+            #expect(try await auth.client.call("auth.profile.update", data: ["timeZone": "Mars/Olympus"], token: token).error?.fields["timeZone"] != nil)
+            #expect(try await auth.client.call("auth.profile.update", data: ["locale": "russian!"], token: token).error?.fields["locale"] != nil)
+
+            let replay = try await auth.client.call("auth.events.replay", data: ["after": 0, "limit": 100], idempotent: true)
+            let changes = (replay.data?["events"]?.arrayValue ?? []).filter { $0["type"] == "auth.user.profile_changed" }.map { $0["data"] ?? .null }
+            #expect(changes.count == 3)
+            #expect(changes.first == ["userId": tokens["user"]!["id"]!, "firstName": "Anna", "birthDate": "1990-04-12", "locale": "ru-RU", "timeZone": "Europe/Minsk"])
+            #expect(changes[1]["timeZone"] == "Asia/Tokyo" && changes[1]["firstName"] == "Anya")
+            #expect(changes[2]["locale"] == .null)
+        }
+    }
+}

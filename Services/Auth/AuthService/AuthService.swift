@@ -25,6 +25,14 @@ public enum AuthService {
             "auth.user.deleted", summary: "An account was deleted: remove or anonymize everything about this user.",
             data: .object(["userId": .string()], required: ["userId"])),
         EventDescription(
+            ProfileOperations.changedEvent,
+            summary: "A profile as other services may keep it, on registration and on every change (greetings on a birthday, days in the user's zone).",
+            data: .object(
+                [
+                    "userId": .string(), "firstName": JSONSchema.string().nullable(), "birthDate": JSONSchema.string(format: .date).nullable(),
+                    "locale": AuthSchemas.locale.nullable(), "timeZone": AuthSchemas.timeZone.nullable(),
+                ], required: ["userId", "firstName", "birthDate", "locale", "timeZone"])),
+        EventDescription(
             "auth.user.roles_changed", summary: "A user's roles changed.",
             data: .object(["userId": .string(), "roles": .array(of: AuthSchemas.role)], required: ["userId", "roles"])),
     ]
@@ -80,6 +88,11 @@ public enum AuthService {
                             INSERT OR IGNORE INTO platform_revoked_session (session_id, revoked_at)
                             SELECT id, revoked_at FROM session WHERE revoked_at > ?
                             """, arguments: [Instant.format(Date().addingTimeInterval(-3_600))])
+                }
+                migrator.registerMigration("auth-8-locale-time-zone") { db in
+                    // What other services learn through auth.user.profile_changed.
+                    try db.execute(sql: "ALTER TABLE user ADD COLUMN locale TEXT")
+                    try db.execute(sql: "ALTER TABLE user ADD COLUMN time_zone TEXT")
                 }
             },
             verifier: verifier,

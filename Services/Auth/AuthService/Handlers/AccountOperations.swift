@@ -79,6 +79,8 @@ struct AccountOperations: Sendable {
         var birthDate: String
         var acceptTerms: Bool
         var challenge: Solution
+        var locale: String?
+        var timeZone: String?
     }
 
     var register: ServiceOperation {
@@ -92,6 +94,7 @@ struct AccountOperations: Sendable {
                     "email": AuthSchemas.email, "password": AuthSchemas.password, "firstName": AuthSchemas.name,
                     "lastName": AuthSchemas.name, "patronymic": AuthSchemas.name, "birthDate": AuthSchemas.birthDate,
                     "acceptTerms": JSONSchema.boolean.described("must be true"), "challenge": Self.solutionSchema,
+                    "locale": AuthSchemas.locale, "timeZone": AuthSchemas.timeZone,
                 ], required: ["email", "password", "firstName", "lastName", "birthDate", "acceptTerms", "challenge"]),
             response: AuthSchemas.tokens
         ) { (context, input: Registration) in
@@ -99,6 +102,7 @@ struct AccountOperations: Sendable {
             if let problem = PasswordPolicy.problem(with: input.password) { problems["password"] = problem }
             if let problem = ProfileRules.birthDateProblem(input.birthDate) { problems["birthDate"] = problem }
             if !input.acceptTerms { problems["acceptTerms"] = "the terms must be accepted" }
+            if let locale = input.locale, let problem = ProfileRules.localeProblem(locale) { problems["locale"] = problem }
             guard problems.isEmpty else { throw ServiceError.validationFailed(problems) }
             let email = Identifiers.email(input.email)
             // The proof of work is spent before the expensive hash, so bots cannot make
@@ -118,7 +122,7 @@ struct AccountOperations: Sendable {
                 let userID = try Accounts.create(
                     db, email: email, phone: nil, passwordHash: passwordHash, firstName: input.firstName, lastName: input.lastName,
                     patronymic: input.patronymic, birthDate: input.birthDate, termsVersion: settings.termsVersion, method: "email",
-                    client: context.clientAddress)
+                    client: context.clientAddress, locale: input.locale, timeZone: input.timeZone)
                 return try issuer.open(db, userID: userID)
             }
         }

@@ -9,6 +9,8 @@ enum AuthSchemas {
     static let birthDate = JSONSchema.string(format: .date).described("YYYY-MM-DD, not in the future")
     static let phone = JSONSchema.string(format: .e164)
     static let role = JSONSchema.oneOf(Role.allCases.map(\.rawValue))
+    static let locale = JSONSchema.string(minLength: 2, maxLength: 35).described("a BCP 47 language tag: ru, ru-RU, en-GB")
+    static let timeZone = JSONSchema.string(format: .timeZone).described("an IANA time zone: Europe/Minsk")
 
     static let account = JSONSchema.object(
         ["id": .string(), "roles": .array(of: role), "activeRole": role.nullable()], required: ["id", "roles"])
@@ -26,7 +28,8 @@ enum AuthSchemas {
             "id": .string(), "email": .string().nullable(), "phone": .string().nullable(), "firstName": .string(),
             "lastName": .string(), "patronymic": .string().nullable(), "birthDate": .string(format: .date).nullable(),
             "roles": .array(of: role), "activeRole": role.nullable(), "createdAt": .string(format: .dateTime),
-            "termsVersion": .string().nullable(), "termsAcceptedAt": .string().nullable(),
+            "termsVersion": .string().nullable(), "termsAcceptedAt": .string().nullable(), "locale": locale.nullable(),
+            "timeZone": timeZone.nullable(),
         ], required: ["id", "firstName", "lastName", "roles", "createdAt"])
 
     /// `{"limit": 1..200, "cursor": "..."}`.
@@ -41,6 +44,16 @@ enum ProfileRules {
     static func birthDateProblem(_ text: String, today: String = String(Instant.format(.now).prefix(10))) -> String? {
         if text > today { return "must not be in the future" }
         if text < "1900-01-01" { return "must be after 1900-01-01" }
+        return nil
+    }
+
+    /// The problem with a language tag: a 2-3 letter language, then subtags of 2-8
+    /// letters or digits (`ru`, `ru-RU`, `sr-Latn-RS`).
+    static func localeProblem(_ text: String) -> String? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard let language = parts.first, (2...3).contains(language.count), language.utf8.allSatisfy({ $0 >= 97 && $0 <= 122 }),
+            parts.dropFirst().allSatisfy({ (2...8).contains($0.count) && $0.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 | 0x20 >= 97 && $0 | 0x20 <= 122) } })
+        else { return "not a BCP 47 language tag (ru, ru-RU)" }
         return nil
     }
 }

@@ -119,19 +119,20 @@ enum Accounts {
     /// Inserts a user with the default roles, audits it and publishes `auth.user.registered`.
     static func create(
         _ db: Database, email: String?, phone: String?, passwordHash: String?, firstName: String, lastName: String,
-        patronymic: String?, birthDate: String?, termsVersion: String?, method: String, client: String?
+        patronymic: String?, birthDate: String?, termsVersion: String?, method: String, client: String?, locale: String? = nil,
+        timeZone: String? = nil
     ) throws -> String {
         let userID = Identifiers.make("usr")
         let now = Instant.format(Date())
         try db.execute(
             sql: """
                 INSERT INTO user (id, email, phone, password_hash, first_name, last_name, patronymic, birth_date,
-                                  terms_version, terms_accepted_at, active_role, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  terms_version, terms_accepted_at, active_role, created_at, locale, time_zone)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 userID, email, phone, passwordHash, firstName, lastName, patronymic, birthDate, termsVersion,
-                termsVersion == nil ? nil : now, Role.defaults[0].rawValue, now,
+                termsVersion == nil ? nil : now, Role.defaults[0].rawValue, now, locale, timeZone,
             ])
         for role in Role.defaults {
             try db.execute(sql: "INSERT INTO user_role (user_id, role) VALUES (?, ?)", arguments: [userID, role.rawValue])
@@ -140,6 +141,7 @@ enum Accounts {
         try Outbox.append(
             db, type: "auth.user.registered",
             data: ["userId": .string(userID), "roles": .array(Role.defaults.map { .string($0.rawValue) })] as JSONValue)
+        try ProfileOperations.publishChange(db, userID: userID)
         return userID
     }
 
