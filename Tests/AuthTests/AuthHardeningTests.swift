@@ -418,3 +418,71 @@ struct AuthProfileEventTests {
         }
     }
 }
+
+/// Device accounts (the fitness assistant has no sign-in).
+@Suite("Auth: device accounts")
+struct AuthDeviceAccountTests {
+    static func registerDevice(_ auth: InProcessService) async throws -> JSONValue {
+        let reply = try await auth.client.call(
+            "auth.device.register", data: ["challenge": try await AuthFlowTests.solvedChallenge(auth), "timeZone": "Europe/Minsk"])
+        return try #require(reply.data, "\(reply.error?.message ?? "")")
+    }
+
+    @Test("a device registers with a solved challenge, holds only recipient, attaches an email and becomes ordinary, its data kept")
+    func registerAndAttach() async throws {
+        try await AuthFlowTests.inProcess { auth in
+            let challenge = try await AuthFlowTests.solvedChallenge(auth)
+            let first = try #require(try await auth.client.call("auth.device.register", data: ["challenge": challenge]).data)
+            #expect(first["user"]?["roles"] == ["recipient"])
+            let reused = try await auth.client.call("auth.device.register", data: ["challenge": challenge])
+            #expect(reused.error?.fields["challenge"] != nil, "one account per solved challenge")
+
+            let device = try await Self.registerDevice(auth)
+            let token = try AuthFlowTests.token(device)
+            let id = try #require(device["user"]?["id"])
+            #expect(try await auth.client.call("auth.role.switch", data: ["role": "sponsor"], token: token).error?.code == .forbidden)
+            // Nothing to prove but the token: no password, no current contact.
+            #expect(try await auth.client.call("auth.email.change.start", data: ["newEmail": "athlete@example.com"], token: token).ok)
+            let code = try await AuthFixtures.code(to: "athlete@example.com", dataDirectory: auth.dataDirectory)
+            let profile = try await auth.client.call("auth.email.change.confirm", data: ["code": .string(code)], token: token)
+            #expect(profile.data?["id"] == id && profile.data?["email"] == "athlete@example.com")
+            #expect(profile.data?["roles"] == ["recipient", "sponsor"] && profile.data?["timeZone"] == "Europe/Minsk")
+            // Now an ordinary account without a password: a further change is proven by a
+            // code at its email, like any such account.
+            #expect(try await auth.client.call("auth.phone.change.start", data: ["phone": "+375291230000"], token: token).ok)
+            let proof = try await AuthFixtures.code(to: "athlete@example.com", number: 2, dataDirectory: auth.dataDirectory)
+            let phoneCode = try await AuthFixtures.code(to: "+375291230000", dataDirectory: auth.dataDirectory)
+            let withoutProof = try await auth.client.call("auth.phone.change.confirm", data: ["code": .string(phoneCode)], token: token)
+            #expect(withoutProof.error?.fields["currentCode"] != nil)
+            let confirmed = try await auth.client.call(
+                "auth.phone.change.confirm", data: ["code": .string(phoneCode), "currentCode": .string(proof)], token: token)
+            #expect(confirmed.data?["phone"] == "+375291230000")
+        }
+    }
+
+    @Test("a device account is deleted by its token alone, and idle ones are swept as deletions")
+    func deleteAndSweep() async throws {
+        try await AuthFlowTests.inProcess { auth in
+            let kept = try await Self.registerDevice(auth)
+            let leaving = try await Self.registerDevice(auth)
+            #expect(try await auth.client.call("auth.account.delete", data: [:], token: try AuthFlowTests.token(leaving)).ok)
+            let ordinary = try AuthFlowTests.token(try await AuthFlowTests.register(auth, "person@example.com"))
+            #expect(try await auth.client.call("auth.account.delete", data: [:], token: ordinary).error?.code == .validationFailed)
+
+            let pool = try ServiceDatabase.open(directory: auth.dataDirectory, name: "auth", durability: .normal) { AuthMigrations.register(in: &$0) }
+            let keys = SigningKeys(verifier: AccessTokenVerifier())
+            let issuer = SessionIssuer(keys: keys, policy: SessionPolicy())
+            // Not idle yet: nothing goes; a year later the device account goes, the person stays.
+            #expect(try await pool.write { db in try DeviceAccountSweep.run(db, issuer: issuer, maxIdle: 86_400) } == 0)
+            let later = Date().addingTimeInterval(365 * 86_400)
+            #expect(try await pool.write { db in try DeviceAccountSweep.run(db, issuer: issuer, maxIdle: 180 * 86_400, now: later) } == 1)
+            let users = try await pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM user ORDER BY id") }
+            #expect(!users.contains(kept["user"]?["id"]?.stringValue ?? "") && users.count == 1)
+            let deleted = try await pool.read { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_event WHERE type = 'auth.user.deleted'") ?? 0
+            }
+            #expect(deleted == 2)
+            try pool.close()
+        }
+    }
+}

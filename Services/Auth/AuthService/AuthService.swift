@@ -59,6 +59,7 @@ public enum AuthService {
                 issuer: issuer, hasher: hasher, outbox: outbox, resendAfter: settings.codeResendInterval, passwordLimits: settings.passwordLimits,
                 smsCaps: settings.smsCaps).all
             + FacebookOperations(issuer: issuer, settings: settings).all
+            + DeviceOperations(issuer: issuer).all
             + DeliveryOperations.operations(outbox: outbox)
         let transports = Self.transports(settings, dataDirectory: dataDirectory)
         return ServiceDefinition(
@@ -94,6 +95,10 @@ public enum AuthService {
                     try db.execute(sql: "ALTER TABLE user ADD COLUMN locale TEXT")
                     try db.execute(sql: "ALTER TABLE user ADD COLUMN time_zone TEXT")
                 }
+                migrator.registerMigration("auth-9-device-accounts") { db in
+                    // Accounts of one device with no sign-in (the fitness assistant).
+                    try db.execute(sql: "ALTER TABLE user ADD COLUMN anonymous INTEGER NOT NULL DEFAULT 0")
+                }
             },
             verifier: verifier,
             prepare: { pool in
@@ -107,7 +112,10 @@ public enum AuthService {
                 try SessionRevocations.load(into: verifier, from: pool)
             },
             workers: { pool, logger in
-                [DeliveryWorker(pool: pool, outbox: outbox, transports: transports, settings: settings.delivery, logger: logger)]
+                [
+                    DeliveryWorker(pool: pool, outbox: outbox, transports: transports, settings: settings.delivery, logger: logger),
+                    DeviceAccountSweep(pool: pool, issuer: issuer, maxIdle: settings.deviceAccountMaxIdle, logger: logger),
+                ]
             })
     }
 

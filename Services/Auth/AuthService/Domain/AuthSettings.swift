@@ -23,6 +23,9 @@ public struct AuthSettings: Sendable, Equatable {
     /// random bytes in base64, `openssl rand -base64 32`); unset stores them in the clear
     /// and warns at start-up.
     public var keyEncryptionKey: String?
+    /// Anonymous device accounts unused this long are deleted
+    /// (`BACKEND_AUTH_DEVICE_ACCOUNT_IDLE_DAYS`, default 180).
+    public var deviceAccountMaxIdle: TimeInterval = 180 * 86_400
     /// SMS caps per number, account and client (`BACKEND_AUTH_SMS_CAPS`, see ``SMSCaps``).
     public var smsCaps = SMSCaps()
     /// Password hashes allowed to wait for a hashing thread (`BACKEND_AUTH_HASH_QUEUE`,
@@ -96,6 +99,12 @@ public struct AuthSettings: Sendable, Equatable {
                 throw ConfigurationError("BACKEND_AUTH_KEY_ENCRYPTION_KEY must be 32 random bytes in base64 (openssl rand -base64 32)")
             }
             settings.keyEncryptionKey = value
+        }
+        if let value = environment["BACKEND_AUTH_DEVICE_ACCOUNT_IDLE_DAYS"] {
+            guard let days = Double(value), days > 0, days <= 3_650 else {
+                throw ConfigurationError("BACKEND_AUTH_DEVICE_ACCOUNT_IDLE_DAYS must be a number of days, more than 0")
+            }
+            settings.deviceAccountMaxIdle = days * 86_400
         }
         if let value = environment["BACKEND_AUTH_MAX_SESSIONS"] {
             guard let count = Int(value), (1...1_000).contains(count) else { throw ConfigurationError("BACKEND_AUTH_MAX_SESSIONS must be 1 to 1000") }

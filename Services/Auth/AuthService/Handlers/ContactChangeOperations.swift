@@ -73,9 +73,9 @@ extension RecoveryOperations {
             guard let requested = kind == .email ? input.newEmail.map(Identifiers.email) : input.phone else {
                 throw ServiceError.invalid(kind.field, "required")
             }
-            let account = try await context.database().read { db -> (email: String?, phone: String?, hasPassword: Bool)? in
-                try Row.fetchOne(db, sql: "SELECT email, phone, password_hash FROM user WHERE id = ?", arguments: [userID]).map {
-                    ($0["email"], $0["phone"], ($0["password_hash"] as String?) != nil)
+            let account = try await context.database().read { db -> (email: String?, phone: String?, hasPassword: Bool, anonymous: Bool)? in
+                try Row.fetchOne(db, sql: "SELECT email, phone, password_hash, anonymous FROM user WHERE id = ?", arguments: [userID]).map {
+                    ($0["email"], $0["phone"], ($0["password_hash"] as String?) != nil, $0["anonymous"])
                 }
             }
             guard let account else { throw ServiceError.notFound("no such user") }
@@ -94,7 +94,8 @@ extension RecoveryOperations {
             try await context.write { db in
                 try AttemptLimiter.check(db, key: "contact-change:" + userID, limit: 5, window: 3_600)
                 try AttemptLimiter.record(db, key: "contact-change:" + userID)
-                if !hasPassword {
+                // A device account has no other credential to prove: its token is all it has.
+                if !hasPassword && !account.anonymous {
                     let code = try codes.issue(db, .contactChangeCurrent, target: userID)
                     let text = "Your code to confirm changing the \(kind.noun) of your account is \(code). If you did not ask for it, someone may be using your account: sign out all sessions."
                     if let phone = account.phone {
@@ -141,9 +142,9 @@ extension RecoveryOperations {
             let userID = principal.userID
             // Refusals are returned, not thrown, so a wrong code's count commits.
             return try await context.write { db -> Result<ProfileOperations.Profile, ServiceError> in
-                guard let account = try Row.fetchOne(db, sql: "SELECT email, phone, password_hash FROM user WHERE id = ?", arguments: [userID])
+                guard let account = try Row.fetchOne(db, sql: "SELECT email, phone, password_hash, anonymous FROM user WHERE id = ?", arguments: [userID])
                 else { return .failure(.notFound("no such user")) }
-                let needsCurrentCode = (account["password_hash"] as String?) == nil
+                let needsCurrentCode = (account["password_hash"] as String?) == nil && !(account["anonymous"] as Bool)
                 if needsCurrentCode {
                     guard let currentCode = input.currentCode else {
                         return .failure(.invalid("currentCode", "the code sent to your current phone or email is needed"))
@@ -165,6 +166,7 @@ extension RecoveryOperations {
                 }
                 let old = account[kind.column] as String?
                 try db.execute(sql: "UPDATE user SET \(assignment) WHERE id = ?", arguments: [value, userID])
+                try DeviceOperations.becomeOrdinary(db, userID: userID)
                 // The old address hears of it: the owner learns of a change they did not make.
                 if let old, old != value {
                     let notice = "The \(kind.noun) of your account was changed to \(DestinationMask.apply(value)). If this was not you, contact support at once."

@@ -120,27 +120,27 @@ enum Accounts {
     static func create(
         _ db: Database, email: String?, phone: String?, passwordHash: String?, firstName: String, lastName: String,
         patronymic: String?, birthDate: String?, termsVersion: String?, method: String, client: String?, locale: String? = nil,
-        timeZone: String? = nil
+        timeZone: String? = nil, roles: [Role] = Role.defaults, anonymous: Bool = false
     ) throws -> String {
         let userID = Identifiers.make("usr")
         let now = Instant.format(Date())
         try db.execute(
             sql: """
                 INSERT INTO user (id, email, phone, password_hash, first_name, last_name, patronymic, birth_date,
-                                  terms_version, terms_accepted_at, active_role, created_at, locale, time_zone)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                  terms_version, terms_accepted_at, active_role, created_at, locale, time_zone, anonymous)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
                 userID, email, phone, passwordHash, firstName, lastName, patronymic, birthDate, termsVersion,
-                termsVersion == nil ? nil : now, Role.defaults[0].rawValue, now, locale, timeZone,
+                termsVersion == nil ? nil : now, roles[0].rawValue, now, locale, timeZone, anonymous,
             ])
-        for role in Role.defaults {
+        for role in roles {
             try db.execute(sql: "INSERT INTO user_role (user_id, role) VALUES (?, ?)", arguments: [userID, role.rawValue])
         }
         try AuditLog.record(db, .registered, user: userID, detail: ["method": .string(method)], client: client)
         try Outbox.append(
             db, type: "auth.user.registered",
-            data: ["userId": .string(userID), "roles": .array(Role.defaults.map { .string($0.rawValue) })] as JSONValue)
+            data: ["userId": .string(userID), "roles": .array(roles.map { .string($0.rawValue) })] as JSONValue)
         try ProfileOperations.publishChange(db, userID: userID)
         return userID
     }

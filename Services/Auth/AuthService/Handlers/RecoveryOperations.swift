@@ -163,7 +163,11 @@ struct RecoveryOperations: Sendable {
                 guard try await PasswordCheck(hasher: hasher, limits: limits).verifyCaller(context, operation: "auth.account.delete", password: password)
                 else { throw ServiceError.invalid("password", "is not your password") }
             } else if input.code == nil {
-                throw ServiceError.validationFailed(["password": "give the password or a code", "code": "give the password or a code"])
+                // A device account has nothing to confirm with: its token is its only credential.
+                let anonymous = try await context.database().read { db in try DeviceOperations.isAnonymous(db, userID: principal.userID) }
+                guard anonymous else {
+                    throw ServiceError.validationFailed(["password": "give the password or a code", "code": "give the password or a code"])
+                }
             }
             return try await context.write { db -> Result<Empty, ServiceError> in
                 if input.password == nil, let code = input.code,
