@@ -19,11 +19,15 @@ struct AuthFlowTests {
     }
 
     /// Auth in process with the settings of ``environment``.
-    static func inProcess<T>(_ body: (InProcessService) async throws -> T) async throws -> T {
+    static func inProcess<T>(
+        configuration: PlatformConfiguration? = nil, settings adjust: (inout AuthSettings) -> Void = { _ in },
+        _ body: (InProcessService) async throws -> T
+    ) async throws -> T {
         var settings = AuthSettings()
         settings.scryptLogN = 10
         settings.proofOfWorkDifficulty = 6
-        let auth = try await InProcessService(verifier: nil) { configuration in
+        adjust(&settings)
+        let auth = try await InProcessService(configuration: configuration, verifier: nil) { [settings] configuration in
             AuthService.definition(settings: settings, dataDirectory: configuration.dataDirectoryURL)
         }
         do {

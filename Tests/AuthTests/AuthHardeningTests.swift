@@ -144,16 +144,61 @@ struct AuthHardeningTests {
 
     // MARK: Bounded state
 
+    @Test("deletion codes sent by SMS count in the same caps: twelve asks, five SMS to the number, then rate_limited")
+    func deletionCodesAreCapped() async throws {
+        try await AuthFlowTests.inProcess(settings: { $0.codeResendInterval = 0 }) { auth in
+            let phone = "+375290000077"
+            let started = try await auth.client.call("auth.phone.start", data: ["phone": .string(phone), "challenge": try await AuthFlowTests.solvedChallenge(auth)])
+            #expect(started.ok)
+            let signInCode = try await AuthFixtures.code(to: phone, dataDirectory: auth.dataDirectory)
+            let verified = try await auth.client.call(
+                "auth.phone.verify", data: ["phone": .string(phone), "code": .string(signInCode), "profile": ["firstName": "Ivan", "lastName": "Rider"]])
+            let token = try #require(verified.data?["accessToken"]?.stringValue)
+            var answers: [ErrorCode?] = []
+            for _ in 0..<12 { answers.append(try await auth.client.call("auth.account.delete.start", token: token).error?.code) }
+            // The sign-in code was the number's first SMS of the hour; four deletion codes follow.
+            #expect(answers.prefix(4).allSatisfy { $0 == nil }, "\(answers)")
+            #expect(answers.dropFirst(4).allSatisfy { $0 == .rateLimited }, "\(answers)")
+            #expect(try await Self.messages(to: phone, auth).count == 5)
+        }
+    }
+
+    @Test("a password check whose deadline passes while it hashes is answered timeout, counts nothing and opens no session")
+    func timedOutCheckCountsNothing() async throws {
+        let directory = try TemporaryDirectory(prefix: "auth-deadline")
+        defer { directory.remove() }
+        var configuration = PlatformConfiguration.forTests(directory: directory)
+        // A production-cost hash (scrypt N=2^17, a few hundred ms) against a 150 ms deadline:
+        // the attempt is counted and the hash started well within it, and ends after it.
+        let production: (inout AuthSettings) -> Void = { $0.scryptLogN = 17 }
+        try await AuthFlowTests.inProcess(configuration: configuration, settings: production) { auth in
+            _ = try await AuthFlowTests.register(auth, "slow@example.com")
+        }
+        configuration.requestDeadlineMs = 150
+        try await AuthFlowTests.inProcess(configuration: configuration, settings: production) { auth in
+            for password in ["secret-pass-1", "wrong-pass-1"] {
+                let reply = try await auth.client.call("auth.login", data: ["email": "slow@example.com", "password": .string(password)])
+                #expect(reply.error?.code == .timeout, "\(password): \(reply.error?.code.rawValue ?? "ok")")
+            }
+            // Let the hashes finish and anything they would write commit.
+            try await Task.sleep(for: .seconds(2))
+        }
+        let database = try DatabaseQueue(path: directory.url.appendingPathComponent("auth.sqlite").path)
+        let (sessions, attempts, failures) = try await database.read { db in
+            (
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM session") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM attempt WHERE key LIKE 'pw%'") ?? -1,
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM audit WHERE action = 'sign_in.failed'") ?? -1
+            )
+        }
+        #expect(sessions == 1, "only the registration's session")
+        #expect(attempts == 0)
+        #expect(failures == 0)
+    }
+
     @Test("at most the configured number of live sessions per account: a new one ends the oldest")
     func sessionCap() async throws {
-        var settings = AuthSettings()
-        settings.scryptLogN = 10
-        settings.proofOfWorkDifficulty = 6
-        settings.sessions.maxSessions = 3
-        let auth = try await InProcessService(verifier: nil) { configuration in
-            AuthService.definition(settings: settings, dataDirectory: configuration.dataDirectoryURL)
-        }
-        do {
+        try await AuthFlowTests.inProcess(settings: { $0.sessions.maxSessions = 3 }) { auth in
             var tokens = [try AuthFlowTests.token(try await AuthFlowTests.register(auth, "many@example.com"))]
             for _ in 0..<3 {
                 let login = try await auth.client.call("auth.login", data: ["email": "many@example.com", "password": "secret-pass-1"])
@@ -162,11 +207,7 @@ struct AuthHardeningTests {
             #expect(try await auth.client.call("auth.sessions.list", token: tokens[0], idempotent: true).error?.code == .unauthenticated)
             let list = try await auth.client.call("auth.sessions.list", token: tokens[3], idempotent: true)
             #expect(list.data?["items"]?.arrayValue?.count == 3)
-        } catch {
-            await auth.stop()
-            throw error
         }
-        await auth.stop()
     }
 
     @Test("a forgotten password answers and works alike for known and unknown addresses: one code, one message, the same limits")
@@ -270,6 +311,44 @@ extension Result {
 /// The hashing queue under a flood, over real processes.
 @Suite("Auth hardening: hashing under a flood", .serialized)
 struct AuthHashingFloodTests {
+    struct Request: Sendable {
+        var op: String
+        var data: JSONValue
+        var token: String?
+    }
+
+    /// Signs `email` in three times alone (the median is its own time), then once while
+    /// `flood` is sent all at once over a few connections; the flood's replies and both times.
+    static func signIn(
+        _ stack: TestStack, email: String, password: String, during flood: [Request]
+    ) async throws -> (replies: [Reply.Parsed], alone: Duration, during: Duration) {
+        let member = CheckedClient(endpoint: stack.configuration.gatewayEndpoint, name: "member")
+        defer { Task { await member.close() } }
+        func signIn() async throws -> Duration {
+            let started = ContinuousClock.now
+            let reply = try await member.call(
+                "auth.login", data: ["email": .string(email), "password": .string(password)], timeout: .seconds(30), attempts: 1)
+            #expect(reply.ok, "\(reply.error?.code.rawValue ?? "")")
+            return ContinuousClock.now - started
+        }
+        var alone: [Duration] = []
+        for _ in 0..<3 { alone.append(try await signIn()) }
+
+        let flooders = (0..<3).map { CheckedClient(endpoint: stack.configuration.gatewayEndpoint, name: "flood-\($0)") }
+        async let replies = withThrowingTaskGroup(of: Reply.Parsed.self) { group in
+            for (index, request) in flood.enumerated() {
+                let client = flooders[index % flooders.count]
+                group.addTask { try await client.call(request.op, data: request.data, token: request.token, timeout: .seconds(30), attempts: 1) }
+            }
+            return try await group.reduce(into: [Reply.Parsed]()) { $0.append($1) }
+        }
+        try await Task.sleep(for: .milliseconds(30))
+        let during = try await signIn()
+        let all = try await replies
+        for client in flooders { await client.close() }
+        return (all, alone.sorted()[1], during)
+    }
+
     @Test("150 concurrent wrong password changes from one account do not hold another user's sign-in beyond its own hashing time plus a second")
     func floodDoesNotStarveSignIn() async throws {
         // A realistic hash (scrypt N=2^15, about 50 ms here; 150 queued would take seconds), so a queue shows.
@@ -277,38 +356,34 @@ struct AuthHashingFloodTests {
         try await TestStack.with(services: ["auth"], extraEnvironment: environment) { stack in
             let attacker = try await AuthFixtures.signUp(stack.client, email: "flooder@example.com")
             _ = try await AuthFixtures.signUp(stack.client, email: "victim@example.com", password: "victim-pass-1")
-            let victim = CheckedClient(endpoint: stack.configuration.gatewayEndpoint, name: "victim")
-            defer { Task { await victim.close() } }
-            func signIn() async throws -> Duration {
-                let started = ContinuousClock.now
-                let reply = try await victim.call(
-                    "auth.login", data: ["email": "victim@example.com", "password": "victim-pass-1"], timeout: .seconds(30), attempts: 1)
-                #expect(reply.ok, "\(reply.error?.code.rawValue ?? "")")
-                return ContinuousClock.now - started
+            let flood = (0..<150).map { index in
+                Request(
+                    op: "auth.password.change", data: ["currentPassword": .string("guess-\(index)-x"), "newPassword": "new-pass-123"], token: attacker)
             }
-            var alone: [Duration] = []
-            for _ in 0..<3 { alone.append(try await signIn()) }
-            let ownTime = alone.sorted()[1]
-
-            let flooders = (0..<3).map { CheckedClient(endpoint: stack.configuration.gatewayEndpoint, name: "flood-\($0)") }
-            async let flood = withThrowingTaskGroup(of: Reply.Parsed.self) { group in
-                for index in 0..<150 {
-                    let client = flooders[index % flooders.count]
-                    group.addTask {
-                        try await client.call(
-                            "auth.password.change", data: ["currentPassword": .string("guess-\(index)-x"), "newPassword": "new-pass-123"],
-                            token: attacker, timeout: .seconds(30), attempts: 1)
-                    }
-                }
-                return try await group.reduce(into: [Reply.Parsed]()) { $0.append($1) }
-            }
-            try await Task.sleep(for: .milliseconds(30))
-            let during = try await signIn()
-            let replies = try await flood
-            for client in flooders { await client.close() }
+            let (replies, ownTime, during) = try await Self.signIn(stack, email: "victim@example.com", password: "victim-pass-1", during: flood)
             #expect(during <= ownTime + .seconds(1), "sign-in took \(during) during the flood, \(ownTime) alone")
             #expect(replies.allSatisfy { $0.error?.code != .timeout }, "the flood is refused, not left to time out")
             #expect(replies.filter { $0.error?.code == .rateLimited }.count >= 140)
+        }
+    }
+
+    @Test("a flood of registrations with new emails is refused rate_limited past half the hashing queue, and sign-ins keep their room")
+    func registrationFloodLeavesRoomForSignIn() async throws {
+        let environment = ["BACKEND_AUTH_SCRYPT_LOG_N": "15", "BACKEND_AUTH_POW_DIFFICULTY": "0", "BACKEND_AUTH_HASH_QUEUE": "8"]
+        try await TestStack.with(services: ["auth"], extraEnvironment: environment) { stack in
+            _ = try await AuthFixtures.signUp(stack.client, email: "member@example.com", password: "member-pass-1")
+            var flood: [Request] = []
+            for index in 0..<80 {
+                let challenge = try await AuthFixtures.solvedChallenge(stack.client)
+                flood.append(Request(op: "auth.register", data: AuthFlowTests.registration("bot\(index)@example.com", challenge: challenge)))
+            }
+            let (replies, ownTime, during) = try await Self.signIn(stack, email: "member@example.com", password: "member-pass-1", during: flood)
+            let codes = Dictionary(grouping: replies, by: { $0.error?.code.rawValue ?? "ok" }).mapValues(\.count)
+            #expect(Set(codes.keys).isSubset(of: ["ok", "rate_limited"]), "\(codes): never internal or timeout")
+            #expect(codes["rate_limited", default: 0] > 0, "\(codes)")
+            let limited = replies.compactMap(\.error).first { $0.code == .rateLimited }
+            #expect(limited?.details["retryAfterMs"]?.integerValue ?? 0 > 0)
+            #expect(during <= ownTime + .seconds(1), "sign-in took \(during) during the flood, \(ownTime) alone")
         }
     }
 }

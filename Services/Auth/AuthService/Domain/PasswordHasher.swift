@@ -9,8 +9,10 @@ import Platform
 /// threads (each hash takes 128 MiB at N=2^17), never on the cooperative pool, the
 /// dispatch queues nor the socket thread: sign-ins queue there while everything else
 /// keeps answering. The queue is bounded: with `maxQueued` hashes waiting, another is
-/// refused at once with `rate_limited` (``Busy``) rather than answered after its
-/// deadline; a request past its deadline is dropped before it is hashed.
+/// refused at once with `rate_limited` rather than answered after its deadline; a
+/// request past its deadline is dropped before it is hashed. Hashes of new accounts'
+/// passwords may take only half the queue, so a flood of registrations (each with a
+/// new email, so no per-account limit applies) leaves room for sign-ins.
 public struct PasswordHasher: Sendable {
     /// log2 of scrypt's N; 17 (N=2^17) is the minimum for production.
     public let logN: Int
@@ -22,8 +24,13 @@ public struct PasswordHasher: Sendable {
     /// Hashes allowed to wait for a thread.
     public let maxQueued: Int
 
-    /// Too many hashes wait: the request is refused, not counted as a failed password.
-    public struct Busy: Error, Sendable {}
+    /// What a hash is for, which decides how much of the queue it may wait in.
+    public enum Purpose: Sendable {
+        /// Checking a password, or setting a new one for an existing account: the whole queue.
+        case existingAccount
+        /// A registration's password: at most half the queue.
+        case newAccount
+    }
 
     /// Creates a hasher with cost 2^`logN` and at most `maxQueued` hashes waiting.
     public init(logN: Int = 17, maxQueued: Int = 16) {
@@ -34,23 +41,24 @@ public struct PasswordHasher: Sendable {
     /// Two hashing threads: each hash takes 128 MiB at N=2^17 and a core for ~0.3 s.
     private static let workers = WorkerThreads(name: "password-hashing", count: 2, niceness: 15)
 
-    /// Hashes a password with a new random salt.
-    public func hash(_ password: String) async throws -> String {
+    /// Hashes a password with a new random salt. Throws `rate_limited` when the queue
+    /// has no room for `purpose`.
+    public func hash(_ password: String, for purpose: Purpose = .existingAccount) async throws -> String {
         let salt = Digest.randomBytes(16)
         let (logN, r, p) = (self.logN, self.r, self.p)
-        let derived = try await run { try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }
+        let derived = try await run(purpose) { try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }
         return "scrypt$\(logN)$\(r)$\(p)$\(Base64URL.encode(salt))$\(Base64URL.encode(derived))"
     }
 
     /// Whether `password` matches `stored`, compared in constant time. A malformed
-    /// stored hash never matches. Throws ``Busy`` when the queue is full and
+    /// stored hash never matches. Throws `rate_limited` when the queue is full and
     /// `CancellationError` when the request gave up first: neither is a wrong password.
     public func verify(_ password: String, against stored: String) async throws -> Bool {
         let parts = stored.split(separator: "$").map(String.init)
         guard parts.count == 6, parts[0] == "scrypt", let logN = Int(parts[1]), let r = Int(parts[2]), let p = Int(parts[3]),
             (10...22).contains(logN), let salt = Base64URL.decode(parts[4]), let expected = Base64URL.decode(parts[5])
         else { return false }
-        let derived = try await run { try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }
+        let derived = try await run(.existingAccount) { try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }
         return Digest.constantTimeEqual(derived, expected)
     }
 
@@ -60,11 +68,12 @@ public struct PasswordHasher: Sendable {
         _ = try await verify(password, against: "scrypt$\(logN)$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
     }
 
-    private func run(_ work: @escaping @Sendable () throws -> [UInt8]) async throws -> [UInt8] {
+    private func run(_ purpose: Purpose, _ work: @escaping @Sendable () throws -> [UInt8]) async throws -> [UInt8] {
+        let room = purpose == .newAccount ? max(1, maxQueued / 2) : maxQueued
         do {
-            return try await Self.workers.run(maxQueued: maxQueued, work)
+            return try await Self.workers.run(maxQueued: room, work)
         } catch is WorkerThreads.Full {
-            throw Busy()
+            throw ServiceError.rateLimited(retryAfterMs: 1_000, "too many passwords are being checked; try again shortly")
         }
     }
 

@@ -114,7 +114,10 @@ struct AccountOperations: Sendable {
                 return try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true
             }
             if taken { throw ServiceError.conflict("an account with this email already exists", reason: "email_taken") }
-            let passwordHash = try await hasher.hash(input.password)
+            let passwordHash = try await hasher.hash(input.password, for: .newAccount)
+            // Timed out while hashing: the caller was answered `timeout`; no account is
+            // made behind its back (it may simply register again).
+            try Task.checkCancellation()
             return try await context.write { db in
                 if try Bool.fetchOne(db, sql: "SELECT 1 FROM user WHERE email = ?", arguments: [email]) == true {
                     throw ServiceError.conflict("an account with this email already exists", reason: "email_taken")
@@ -151,6 +154,8 @@ struct AccountOperations: Sendable {
                 return PasswordCheck.Subject(accountKey: id ?? "email:" + email, userID: id, hash: row?["password_hash"])
             }
             guard let userID else { throw ServiceError.unauthenticated(Self.failedSignIn) }
+            // No session is opened for a caller already answered `timeout`.
+            try Task.checkCancellation()
             return try await context.write { db in
                 try AuditLog.record(db, .signInSucceeded, user: userID, detail: ["method": "email"], client: context.clientAddress)
                 return try issuer.open(db, userID: userID)

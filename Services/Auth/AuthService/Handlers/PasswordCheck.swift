@@ -46,7 +46,8 @@ public struct PasswordLimits: Sendable, Equatable {
 /// account deletion, email or phone change): the same limits, the same counting, the
 /// same audit. An attempt is counted before the hash runs, so parallel guesses cannot
 /// pass the limit together; a match takes its attempts back; a request refused before
-/// it was hashed (the hashing queue full, the deadline passed) does not count. At most
+/// it was hashed (the hashing queue full, the deadline passed) or whose deadline passed
+/// while it was hashed (the caller was answered `timeout`) does not count. At most
 /// ``perAccountInFlight`` checks of one account hash at a time; more at once are refused
 /// with `rate_limited` before anything is counted, so a flood on one account holds at most
 /// that many places in the hashing queue ahead of everyone else's sign-ins.
@@ -112,10 +113,16 @@ struct PasswordCheck: Sendable {
                 matches = false
             }
         } catch {
-            // Never hashed, so not a guess: the attempts go back.
+            // Never hashed (the queue full, the deadline passed first), so not a guess:
+            // the attempts go back.
             _ = try? await context.write { db in try AttemptLimiter.remove(db, ids: reserved) }
-            if error is PasswordHasher.Busy { throw ServiceError.rateLimited(retryAfterMs: 1_000) }
             throw error
+        }
+        if Task.isCancelled {
+            // The deadline passed while hashing: the caller was answered `timeout`, so the
+            // outcome is not told and the check does not count, either way.
+            _ = try? await context.write { db in try AttemptLimiter.remove(db, ids: reserved) }
+            throw CancellationError()
         }
         let userID = matches ? subject.userID : nil
         try await context.write { db in

@@ -121,10 +121,10 @@ struct RecoveryOperations: Sendable {
     }
 
     var deletionStart: ServiceOperation {
-        let (codes, outbox) = (self.confirmationCodes, self.outbox)
+        let (codes, outbox, caps) = (self.confirmationCodes, self.outbox, self.smsCaps)
         return .write(
             "auth.account.delete.start",
-            summary: "Sends a code confirming account deletion, by SMS when the account has a phone, else by email (for accounts without a password).",
+            summary: "Sends a code confirming account deletion, by SMS when the account has a phone (within the SMS caps, else rate_limited), else by email (for accounts without a password).",
             auth: .authenticated, request: .empty, response: .empty
         ) { (context, _: Empty, db: Database) in
             let principal = try context.requirePrincipal()
@@ -134,6 +134,7 @@ struct RecoveryOperations: Sendable {
             let code = try codes.issue(db, .accountDeletion, target: principal.userID)
             let text = "Your code to delete your account is \(code). It is valid for 30 minutes."
             if let phone = row["phone"] as String? {
+                try caps.spend(db, to: phone, account: principal.userID, client: context.clientAddress)
                 try MessageOutbox.enqueue(db, .sms, to: phone, body: text, outbox: outbox)
             } else if let email = row["email"] as String? {
                 try MessageOutbox.enqueue(db, .email, to: email, subject: "Confirm account deletion", body: text, outbox: outbox)
