@@ -26,6 +26,10 @@ struct AuthFlowTests {
         var settings = AuthSettings()
         settings.scryptLogN = 10
         settings.proofOfWorkDifficulty = 6
+        // The hashing threads and their queue are the test process's, shared by every
+        // auth started in it at once: the per-process bound would refuse one test for
+        // another's hashes (the bound itself is tested over real processes).
+        settings.hashQueue = 1_000
         adjust(&settings)
         let auth = try await InProcessService(configuration: configuration, verifier: nil) { [settings] configuration in
             AuthService.definition(settings: settings, dataDirectory: configuration.dataDirectoryURL)
