@@ -40,7 +40,7 @@ struct Stack: AsyncParsableCommand {
                 throw ValidationError("\(executable.path) is missing: build everything first with `swift build`")
             }
             await supervisor.add(
-                Child(name: name, executable: executable, environment: configuration.environment,
+                Child(name: name, executable: executable, environment: configuration.environment.merging(Self.localDefaults()) { _, new in new },
                     log: logs?.appendingPathComponent("\(name).log")))
         }
         await supervisor.startAll()
@@ -87,5 +87,12 @@ struct Stack: AsyncParsableCommand {
         }
         return false
     }
-}
 
+    /// What the local stack chooses unless its environment says otherwise: the `dev`
+    /// payment provider (a booking service started with no payment configuration answers
+    /// top-ups `unavailable`; production configures `http`).
+    static func localDefaults(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> [String: String] {
+        environment["BACKEND_BOOKING_PAYMENT_PROVIDER"] == nil && environment["BACKEND_BOOKING_PAYMENT_URL"] == nil
+            ? ["BACKEND_BOOKING_PAYMENT_PROVIDER": "dev"] : [:]
+    }
+}

@@ -44,11 +44,15 @@ public final class TestStack: Sendable {
 
     private let extraEnvironment: [String: String]
 
+    /// What tests choose unless they say otherwise: the `dev` payment provider.
+    static let defaults = ["BACKEND_BOOKING_PAYMENT_PROVIDER": "dev"]
+
     /// Starts the gateway (name `gateway`) or a service by its name.
     @discardableResult
     public func start(_ name: String) throws -> ChildProcess {
         let process = try ChildProcess(
-            executable: TestEnvironment.binary(name), environment: configuration.environment.merging(extraEnvironment) { _, new in new },
+            executable: TestEnvironment.binary(name),
+            environment: configuration.environment.merging(Self.defaults) { _, new in new }.merging(extraEnvironment) { _, new in new },
             logFile: directory.url.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(6)).log"))
         processes.withLock { $0[name] = process }
         return process

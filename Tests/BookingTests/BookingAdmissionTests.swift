@@ -107,7 +107,7 @@ struct BookingPlanTests {
         let slot = try #require(before.schedule.slots(on: day).first { $0.localStart % 60 == 30 })
         let cable = try #require(before.cables.first { $0.active }).id
         let input = RiderOperations.CreateRequest(cable: cable, start: Instant.format(slot.start))
-        let plan = try RiderOperations.CreatePlan(input, rider: "u1", park: before, now: Date())
+        let plan = try BookingPlan(input, rider: "u1", park: before, now: Date())
         #expect(plan.parkVersion == before.version)
 
         try await pool.write { db in
@@ -116,6 +116,6 @@ struct BookingPlanTests {
         }
         let after = try await pool.read { db in try state.configuration(db) }
         #expect(after.version != plan.parkVersion, "the writer must notice the plan is stale")
-        #expect(throws: ServiceError.self) { try RiderOperations.CreatePlan(input, rider: "u1", park: after, now: Date()) }
+        #expect(throws: ServiceError.self) { try BookingPlan(input, rider: "u1", park: after, now: Date()) }
     }
 }

@@ -11,22 +11,23 @@ import Testing
 @Suite("Booking operations")
 struct BookingOperationTests {
     static let staff = TestCaller.user("staff-1", roles: ["staff"])
+    static let admin = TestCaller.user("admin-1", roles: ["admin"])
 
     static func rider(_ id: String) -> TestCaller { .user(id, roles: ["recipient"]) }
 
     /// Booking in process with a park open around the clock and no minimum notice (so
     /// tests find slots near and far whatever the hour).
     static func withPark<T>(capacity: Int = 1, _ body: (InProcessService) async throws -> T) async throws -> T {
-        let booking = try await InProcessService(BookingService.definition(authEndpoint: nil))
+        let booking = try await InProcessService(BookingService.definition(authEndpoint: nil, settings: .dev))
         do {
             let configured = try await booking.call(
                 "booking.admin.park.update",
                 data: ["minimumNoticeMinutes": 0, "capacity": .integer(Int64(capacity)), "slotMinutes": 30, "timeZone": "Europe/Minsk"],
-                as: staff)
+                as: Self.admin)
             #expect(configured.ok, "\(configured.error?.message ?? "")")
             for weekday in 1...7 {
                 let hours = try await booking.call(
-                    "booking.admin.hours.set", data: ["weekday": .integer(Int64(weekday)), "open": "00:00", "close": "00:00"], as: staff)
+                    "booking.admin.hours.set", data: ["weekday": .integer(Int64(weekday)), "open": "00:00", "close": "00:00"], as: Self.admin)
                 #expect(hours.ok, "\(hours.error?.message ?? "") \(hours.error?.fields ?? [:])")
             }
             let result = try await body(booking)
@@ -97,7 +98,7 @@ struct BookingOperationTests {
             let rider = Self.rider("staffed"), staff = Self.staff
             #expect(
                 try await booking.call(
-                    "booking.admin.packages.set", data: ["id": "three", "name": "3 sessions", "sessions": 3, "credit": 0, "price": 7000], as: staff
+                    "booking.admin.packages.set", data: ["id": "three", "name": "3 sessions", "sessions": 3, "credit": 0, "price": 7000], as: Self.admin
                 ).ok)
             let parkInfo = try await booking.call("booking.park.get", idempotent: true)
             #expect(parkInfo.data?["packages"]?.arrayValue?.contains { $0["id"] == "three" } == true)
@@ -129,9 +130,9 @@ struct BookingOperationTests {
 
             // Amounts out of range are refused with the field.
             let free = try await booking.call(
-                "booking.admin.packages.set", data: ["id": "free", "name": "Free", "sessions": 1, "credit": 0, "price": 0], as: staff)
+                "booking.admin.packages.set", data: ["id": "free", "name": "Free", "sessions": 1, "credit": 0, "price": 0], as: Self.admin)
             #expect(free.error?.fields["price"] == "must be at least 1")
-            let negative = try await booking.call("booking.admin.park.update", data: ["price": ["minor": -5, "currency": "BYN"]], as: staff)
+            let negative = try await booking.call("booking.admin.park.update", data: ["price": ["minor": -5, "currency": "BYN"]], as: Self.admin)
             #expect(negative.error?.fields["price.minor"] != nil)
 
             // Which days have bookable slots.
@@ -162,9 +163,9 @@ struct BookingOperationTests {
 
             // A closed exception day has no slots; a new cable appears in the park.
             let date = try #require(first["date"])
-            #expect(try await booking.call("booking.admin.hours.set", data: ["date": date], as: staff).ok)
+            #expect(try await booking.call("booking.admin.hours.set", data: ["date": date], as: Self.admin).ok)
             #expect(try await booking.call("booking.slots", data: ["date": date], idempotent: true).data?["items"] == [])
-            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-3", "name": "Reverse 3"], as: staff).ok)
+            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-3", "name": "Reverse 3"], as: Self.admin).ok)
             #expect(try await booking.call("booking.park.get", idempotent: true).data?["cables"]?.arrayValue?.count == 3)
         }
     }
@@ -179,12 +180,12 @@ struct BookingOperationTests {
             let first = try await booking.call("booking.create", data: request, as: rider, idem: "lost-reply")
             let id = try #require(first.data?["id"])
             // The cable is taken out of service, then the grid changes: a new request is refused.
-            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-1", "name": "Reverse 1", "active": false], as: Self.staff).ok)
+            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-1", "name": "Reverse 1", "active": false], as: Self.admin).ok)
             #expect(try await booking.call("booking.create", data: request, as: rider, idem: "new-key").error?.code == .validationFailed)
             let retry = try await booking.call("booking.create", data: request, as: rider, idem: "lost-reply")
             #expect(retry.ok, "\(retry.error?.code.rawValue ?? "") \(retry.error?.message ?? "")")
             #expect(retry.data?["id"] == id)
-            #expect(try await booking.call("booking.admin.park.update", data: ["slotMinutes": 45], as: Self.staff).ok)
+            #expect(try await booking.call("booking.admin.park.update", data: ["slotMinutes": 45], as: Self.admin).ok)
             #expect(try await booking.call("booking.create", data: request, as: rider, idem: "lost-reply").data?["id"] == id)
         }
     }

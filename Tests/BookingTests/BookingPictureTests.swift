@@ -27,10 +27,10 @@ struct BookingPictureTests {
 
     @Test("staff set a cable's picture; the park shows its id; anyone reads it; replacing and clearing release the old one")
     func cablePicture() async throws {
-        try await InProcessService.with(BookingService.definition(authEndpoint: nil)) { booking in
+        try await InProcessService.with(BookingService.definition(authEndpoint: nil, settings: .dev)) { booking in
             let first = try await Self.upload(booking, TestImages.jpeg)
             let second = try await Self.upload(booking, TestImages.webpLossy)
-            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-1", "name": "Reverse 1", "image": .string(first)], as: Self.staff).ok)
+            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-1", "name": "Reverse 1", "image": .string(first)], as: BookingOperationTests.admin).ok)
             var cables = try await Self.park(booking)["cables"]?.arrayValue ?? []
             #expect(cables.first { $0["id"] == "reverse-1" }?["image"]?.stringValue == first)
             #expect(cables.first { $0["id"] == "reverse-2" }?["image"] == nil)
@@ -39,16 +39,16 @@ struct BookingPictureTests {
             #expect(picture.data?["content"]?.stringValue.flatMap { Data(base64Encoded: $0) } == TestImages.jpeg)
 
             // Renaming without `image` keeps the picture.
-            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-1", "name": "Big reverse"], as: Self.staff).ok)
+            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-1", "name": "Big reverse"], as: BookingOperationTests.admin).ok)
             cables = try await Self.park(booking)["cables"]?.arrayValue ?? []
             #expect(cables.first { $0["id"] == "reverse-1" }?["image"]?.stringValue == first)
 
             // Replaced: the first picture is removed (nothing else shows it), with its file.
-            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-1", "name": "Big reverse", "image": .string(second)], as: Self.staff).ok)
+            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-1", "name": "Big reverse", "image": .string(second)], as: BookingOperationTests.admin).ok)
             #expect(try await booking.call("booking.media.get", data: ["id": .string(first)]).error?.code == .notFound)
             #expect(Self.files(booking) == 1)
             // Cleared with null.
-            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-1", "name": "Big reverse", "image": nil], as: Self.staff).ok)
+            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-1", "name": "Big reverse", "image": nil], as: BookingOperationTests.admin).ok)
             cables = try await Self.park(booking)["cables"]?.arrayValue ?? []
             #expect(cables.first { $0["id"] == "reverse-1" }?["image"] == nil)
             #expect(try await booking.call("booking.media.get", data: ["id": .string(second)]).error?.code == .notFound)
@@ -58,35 +58,35 @@ struct BookingPictureTests {
 
     @Test("a package's picture is set and shown; one picture on a cable and a package stays until both let it go")
     func packagePicture() async throws {
-        try await InProcessService.with(BookingService.definition(authEndpoint: nil)) { booking in
+        try await InProcessService.with(BookingService.definition(authEndpoint: nil, settings: .dev)) { booking in
             let shared = try await Self.upload(booking, TestImages.png(width: 64, height: 48))
             let package: JSONValue = ["id": "five", "name": "5 sessions", "sessions": 5, "credit": 0, "price": 11_500, "image": .string(shared)]
-            #expect(try await booking.call("booking.admin.packages.set", data: package, as: Self.staff).ok)
-            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-2", "name": "Reverse 2", "image": .string(shared)], as: Self.staff).ok)
+            #expect(try await booking.call("booking.admin.packages.set", data: package, as: BookingOperationTests.admin).ok)
+            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-2", "name": "Reverse 2", "image": .string(shared)], as: BookingOperationTests.admin).ok)
             let packages = try await Self.park(booking)["packages"]?.arrayValue ?? []
             #expect(packages.first { $0["id"] == "five" }?["image"]?.stringValue == shared)
-            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-2", "name": "Reverse 2", "image": nil], as: Self.staff).ok)
+            #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-2", "name": "Reverse 2", "image": nil], as: BookingOperationTests.admin).ok)
             #expect(try await booking.call("booking.media.get", data: ["id": .string(shared)]).ok)
             var cleared = package
             if case .object(var members) = cleared {
                 members["image"] = .null
                 cleared = .object(members)
             }
-            #expect(try await booking.call("booking.admin.packages.set", data: cleared, as: Self.staff).ok)
+            #expect(try await booking.call("booking.admin.packages.set", data: cleared, as: BookingOperationTests.admin).ok)
             #expect(try await booking.call("booking.media.get", data: ["id": .string(shared)]).error?.code == .notFound)
         }
     }
 
     @Test("riders cannot upload; an unknown or removed picture id is refused on the cable; bad content is refused")
     func refusals() async throws {
-        try await InProcessService.with(BookingService.definition(authEndpoint: nil)) { booking in
+        try await InProcessService.with(BookingService.definition(authEndpoint: nil, settings: .dev)) { booking in
             let png = TestImages.png(width: 2, height: 2).base64EncodedString()
             #expect(
                 try await booking.call("booking.media.put", data: ["content": .string(png)], as: BookingOperationTests.rider("r1")).error?.code
                     == .forbidden)
             #expect(try await booking.call("booking.media.put", data: ["content": .string(png)]).error?.code == .unauthenticated)
             let unknown = try await booking.call(
-                "booking.admin.cables.set", data: ["id": "reverse-1", "name": "Reverse 1", "image": "med_0193a4f2c1e8_5f0c2d9a8b7e6f10"], as: Self.staff)
+                "booking.admin.cables.set", data: ["id": "reverse-1", "name": "Reverse 1", "image": "med_0193a4f2c1e8_5f0c2d9a8b7e6f10"], as: BookingOperationTests.admin)
             #expect(unknown.error?.code == .validationFailed && unknown.error?.fields["image"] != nil)
             // The refused change changed nothing, not even the name.
             let cables = try await Self.park(booking)["cables"]?.arrayValue ?? []
@@ -102,7 +102,7 @@ struct BookingPictureTests {
 
     @Test("on auth.user.deleted, the account's uploads keep no link to it")
     func uploaderForgotten() async throws {
-        try await InProcessService.with(BookingService.definition(authEndpoint: nil)) { booking in
+        try await InProcessService.with(BookingService.definition(authEndpoint: nil, settings: .dev)) { booking in
             let id = try await Self.upload(booking, TestImages.jpeg)
             let deleted = Event(source: "auth", seq: 1, type: "auth.user.deleted", at: Instant.format(Date()), data: ["userId": "staff-1"])
             let subscription = BookingService.userDeleted(BookingState())

@@ -29,7 +29,7 @@ struct PaymentTests {
                 environment: [:], logFile: folder.url.appendingPathComponent("provider.log"))
             while !process.output.contains("ready") { try await Task.sleep(for: .milliseconds(20)) }
             let environment = BookingFlowTests.environment.merging([
-                "BACKEND_BOOKING_PAYMENT_URL": "http://127.0.0.1:\(providerPort)", "BACKEND_BOOKING_PAYMENT_TOKEN": "provider-token",
+                "BACKEND_BOOKING_PAYMENT_PROVIDER": "http", "BACKEND_BOOKING_PAYMENT_URL": "http://127.0.0.1:\(providerPort)", "BACKEND_BOOKING_PAYMENT_TOKEN": "provider-token",
                 "BACKEND_BOOKING_CALLBACK_SECRET": "s3cret", "BACKEND_BOOKING_CALLBACK_BIND": "127.0.0.1:\(callbackPort)",
                 "BACKEND_BOOKING_CALLBACK_URL": "http://127.0.0.1:\(callbackPort)/payments/callback",
                 // A call out to the provider under a loaded test machine: generous deadlines.

@@ -34,30 +34,39 @@ public enum BookingService {
         PaymentExpiry.event,
     ]
 
-    /// Removes a deleted user's personal link: future bookings are cancelled (their places
-    /// freed), past ones and the ledger keep anonymous entries, the pass goes.
+    /// Removes a deleted user's personal link (WAKEPARKBY: the account and what hangs off
+    /// it go; the park keeps its books). In one transaction: future bookings are cancelled
+    /// with their refunds (places freed, `booking.cancelled`), the pass is closed by a
+    /// `closure` entry taking out what is left, so it is zero and equal to its ledger, and
+    /// then bookings, ledger, payments and staff actions keep ``DeletedRider`` in place of
+    /// the user id. A booking already started stays as it is; staff may still mark or
+    /// cancel it, which changes its status only (nothing is posted for an anonymous id),
+    /// and a payment that settles later is recorded `unclaimed`, not credited.
     static func userDeleted(_ state: BookingState) -> EventSubscription {
         EventSubscription(source: "auth", types: ["auth.user.deleted"]) { db, event in
-        guard let user = event.data["userId"]?.stringValue else { return }
-        let anonymous = "deleted"
-        let now = Instant.format(Date())
-        let future = try String.fetchAll(
-            db, sql: "SELECT id FROM booking WHERE user_id = ? AND status = 'booked' AND start_at > ?", arguments: [user, now])
-        try db.execute(
-            sql: "UPDATE booking SET status = 'cancelled', cancelled_at = ? WHERE user_id = ? AND status = 'booked' AND start_at > ?",
-            arguments: [now, user, now])
-        for id in future {
-            if var booking = try BookingView.load(db, id: id) {
-                booking.userId = anonymous
-                try Outbox.append(db, type: "booking.cancelled", data: booking.eventData)
+            guard let user = event.data["userId"]?.stringValue, user != DeletedRider.id else { return }
+            let now = Instant.format(Date())
+            let future = try Row.fetchAll(
+                db, sql: "SELECT * FROM booking WHERE user_id = ? AND status = 'booked' AND start_at > ?", arguments: [user, now]
+            ).map(BookingView.init(row:))
+            for booking in future {
+                try PassLedger.refund(db, booking, at: now, reason: "account deleted")
+                try db.execute(
+                    sql: "UPDATE booking SET status = 'cancelled', cancelled_at = ?, change_version = ? WHERE id = ?",
+                    arguments: [now, try ChangeFeed.stamp(db), booking.id])
             }
-        }
-        try db.execute(sql: "UPDATE booking SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])
-        try db.execute(sql: "UPDATE ledger SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])
-        try db.execute(sql: "UPDATE payment SET user_id = ? WHERE user_id = ?", arguments: [anonymous, user])
-        try db.execute(sql: "DELETE FROM pass WHERE user_id = ?", arguments: [user])
-        try MediaCatalog.forget(db, user: user)
-        state.changed(db)
+            try PassLedger.close(db, user: user, at: now)
+            for table in ["booking", "ledger", "payment", "staff_action"] {
+                try db.execute(sql: "UPDATE \(table) SET user_id = ? WHERE user_id = ?", arguments: [DeletedRider.id, user])
+            }
+            try db.execute(sql: "DELETE FROM pass WHERE user_id = ?", arguments: [user])
+            for booking in future {
+                guard var cancelled = try BookingView.load(db, id: booking.id) else { continue }
+                cancelled.userId = DeletedRider.id
+                try Outbox.append(db, type: "booking.cancelled", data: cancelled.eventData)
+            }
+            try MediaCatalog.forget(db, user: user)
+            state.changed(db)
         }
     }
 
@@ -65,10 +74,13 @@ public enum BookingService {
     public static func definition(authEndpoint: String?, settings: BookingSettings = BookingSettings()) -> ServiceDefinition {
         let directory = RiderDirectory(client: authEndpoint.map { ServiceClient(endpoint: $0, name: "booking-riders") })
         let state = BookingState()
-        let payments: any PaymentProvider =
-            settings.paymentURL.map {
-                HTTPPaymentProvider(endpoint: $0, callbackURL: settings.callbackURL, token: settings.paymentToken)
-            } ?? DevPaymentProvider()
+        let payments: (any PaymentProvider)? =
+            switch settings.provider {
+            case .dev: DevPaymentProvider()
+            case .http:
+                settings.paymentURL.map { HTTPPaymentProvider(endpoint: $0, callbackURL: settings.callbackURL, token: settings.paymentToken) }
+            case nil: nil
+            }
         return ServiceDefinition(
             name: name,
             summary:
@@ -76,6 +88,7 @@ public enum BookingService {
             durability: .full,
             operations: RiderOperations(payments: payments, state: state, paymentExpirySeconds: settings.paymentExpirySeconds).all
                 + StaffOperations(riders: directory, state: state).all
+                + DeskOperations(riders: directory, state: state).all
                 // Pictures of cables and packages: staff upload them, the app shows them to anyone.
                 + MediaOperations.operations(service: name, putAuth: StaffOperations.staff, getAuth: .public)
                 + [BookingChanges.operation],
@@ -83,8 +96,11 @@ public enum BookingService {
             subscriptions: [userDeleted(state)],
             migrations: { BookingMigrations.register(in: &$0) },
             workers: { pool, logger in
-                guard settings.paymentURL != nil, let secret = settings.callbackSecret else {
-                    logger.notice("payments: the dev provider settles every top-up at once; set BACKEND_BOOKING_PAYMENT_URL in production")
+                guard settings.provider == .http, let secret = settings.callbackSecret else {
+                    switch settings.provider {
+                    case .dev: logger.notice("payments: the dev provider settles every top-up at once, for development and tests only")
+                    default: logger.notice("payments: no provider configured (BACKEND_BOOKING_PAYMENT_PROVIDER); top-ups answer unavailable")
+                    }
                     return []
                 }
                 return [
@@ -108,7 +124,17 @@ public enum BookingService {
 
 /// Booking's own settings (README, "Booking").
 public struct BookingSettings: Sendable {
-    /// The payment provider (`BACKEND_BOOKING_PAYMENT_URL`); unset uses the `dev` provider.
+    /// Which payment provider takes top-ups (`BACKEND_BOOKING_PAYMENT_PROVIDER`).
+    public enum Provider: String, Sendable {
+        /// Settles every top-up at once, for development and tests: chosen explicitly.
+        case dev
+        /// A real provider at ``paymentURL``.
+        case http
+    }
+
+    /// The provider; `nil` (none configured) answers top-ups `unavailable`.
+    public var provider: Provider?
+    /// The `http` provider's endpoint (`BACKEND_BOOKING_PAYMENT_URL`).
     public var paymentURL: String?
     /// Its bearer token (`BACKEND_BOOKING_PAYMENT_TOKEN`).
     public var paymentToken: String?
@@ -124,6 +150,13 @@ public struct BookingSettings: Sendable {
     public var paymentExpirySeconds = 1_800
 
     public init() {}
+
+    /// Settings with the `dev` provider, as the local stack runner and the tests choose.
+    public static var dev: BookingSettings {
+        var settings = BookingSettings()
+        settings.provider = .dev
+        return settings
+    }
 
     public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> BookingSettings {
         var settings = BookingSettings()
@@ -144,6 +177,18 @@ public struct BookingSettings: Sendable {
                 throw ConfigurationError("BACKEND_BOOKING_PAYMENT_EXPIRY_SECONDS must be a number of seconds from 1 to 604800")
             }
             settings.paymentExpirySeconds = seconds
+        }
+        switch environment["BACKEND_BOOKING_PAYMENT_PROVIDER"] ?? "" {
+        case "": settings.provider = settings.paymentURL == nil ? nil : .http
+        case "dev": settings.provider = .dev
+        case "http": settings.provider = .http
+        default: throw ConfigurationError("BACKEND_BOOKING_PAYMENT_PROVIDER must be dev or http")
+        }
+        if settings.provider == .http && settings.paymentURL == nil {
+            throw ConfigurationError("BACKEND_BOOKING_PAYMENT_PROVIDER=http needs BACKEND_BOOKING_PAYMENT_URL")
+        }
+        if settings.provider == .dev && settings.paymentURL != nil {
+            throw ConfigurationError("BACKEND_BOOKING_PAYMENT_PROVIDER=dev with BACKEND_BOOKING_PAYMENT_URL set: choose one")
         }
         if settings.paymentURL != nil && settings.callbackSecret == nil {
             throw ConfigurationError("BACKEND_BOOKING_PAYMENT_URL needs BACKEND_BOOKING_CALLBACK_SECRET to verify callbacks")

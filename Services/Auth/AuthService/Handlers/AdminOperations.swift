@@ -7,7 +7,7 @@ struct AdminOperations: Sendable {
     let issuer: SessionIssuer
     let keys: SigningKeys
 
-    var all: [ServiceOperation] { [usersList, usersCount, rolesGrant, rolesRevoke, auditList, keysDocument, rotateKeys, retireKey, bootstrapAdmin, usersGet] }
+    var all: [ServiceOperation] { [usersList, usersCount, rolesGrant, rolesRevoke, auditList, keysDocument, rotateKeys, retireKey, bootstrapAdmin, usersGet, usersByPhone] }
 
     static let admin = AuthRule.anyRole([Role.admin.rawValue])
 
@@ -301,6 +301,49 @@ struct AdminOperations: Sendable {
                 users.append(Contact(id: row["id"], firstName: row["first_name"], lastName: row["last_name"], phone: row["phone"]))
             }
             return ["users": try WireJSON.value(of: users.sorted { $0.id < $1.id })] as JSONValue
+        }
+    }
+    struct ByPhone: Codable, Sendable {
+        var phone: String
+        var firstName: String?
+        var lastName: String?
+        var actor: String?
+    }
+
+    struct FoundRider: Codable, Sendable {
+        var id: String
+        var firstName: String
+        var lastName: String
+        var phone: String
+        var created: Bool
+    }
+
+    /// A rider by phone number, for a service's desk (the wake park books a rider who
+    /// phoned or walked in): the account with that number, or with `firstName` and
+    /// `lastName` given and none found, a new phone-only account the rider later signs in
+    /// to with an SMS code (audited as registered by `desk`, with the staff member).
+    var usersByPhone: ServiceOperation {
+        .write(
+            "auth.internal.users.by_phone",
+            summary: "The account with a phone number; with firstName and lastName and no such account, creates a phone-only one (the rider signs in later with an SMS code). not_found when there is none and no names are given.",
+            auth: .internal,
+            request: .object(
+                ["phone": AuthSchemas.phone, "firstName": AuthSchemas.name, "lastName": AuthSchemas.name, "actor": .string(maxLength: 100)],
+                required: ["phone"]),
+            response: .object(
+                ["id": .string(), "firstName": .string(), "lastName": .string(), "phone": .string(format: .e164), "created": .boolean],
+                required: ["id", "firstName", "lastName", "phone", "created"])
+        ) { (_, input: ByPhone, db: Database) in
+            if let row = try Row.fetchOne(db, sql: "SELECT id, first_name, last_name FROM user WHERE phone = ?", arguments: [input.phone]) {
+                return FoundRider(id: row["id"], firstName: row["first_name"], lastName: row["last_name"], phone: input.phone, created: false)
+            }
+            guard let firstName = input.firstName, let lastName = input.lastName else {
+                throw ServiceError.notFound("no account has this phone number; give firstName and lastName to create one")
+            }
+            let id = try Accounts.create(
+                db, email: nil, phone: input.phone, passwordHash: nil, firstName: firstName, lastName: lastName, patronymic: nil, birthDate: nil,
+                termsVersion: nil, method: input.actor.map { "desk:\($0)" } ?? "desk", client: nil)
+            return FoundRider(id: id, firstName: firstName, lastName: lastName, phone: input.phone, created: true)
         }
     }
 }

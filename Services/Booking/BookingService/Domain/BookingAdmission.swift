@@ -70,22 +70,35 @@ enum BookingAdmission {
         }
     }
 
+    /// Who books and how it is paid.
+    enum Channel: Sendable, Equatable {
+        /// The rider, in the app: from the pass (a session first, else the balance).
+        case rider
+        /// Staff at the desk for a rider who phoned or walked in: the minimum notice does
+        /// not apply (the rider is there); paid from the pass, or in cash at the desk.
+        case desk(cash: Bool)
+    }
+
     /// The refusals that depend only on the time: judged before the transaction.
-    static func timing(start: Date, now: Date, rules: Rules) -> BookingRefusal? {
+    static func timing(start: Date, now: Date, rules: Rules, channel: Channel = .rider) -> BookingRefusal? {
         if start <= now { return .past }
-        if start < now.addingTimeInterval(rules.minimumNotice) { return .minimumNotice }
+        if channel == .rider && start < now.addingTimeInterval(rules.minimumNotice) { return .minimumNotice }
         if start > now.addingTimeInterval(TimeInterval(rules.horizonDays * 86_400)) { return .notOpenYet }
         return nil
     }
 
     /// The whole decision, in the order riders are told: time, block, capacity, their own
-    /// bookings, then payment (a session first, else the balance).
-    static func decide(start: Date, end: Date, now: Date, rules: Rules, facts: Facts) -> Result<PaymentMethod, BookingRefusal> {
-        if let refusal = timing(start: start, now: now, rules: rules) { return .failure(refusal) }
+    /// bookings, then payment (a session first, else the balance; cash at the desk is
+    /// paid into the balance first, so it always pays).
+    static func decide(
+        start: Date, end: Date, now: Date, rules: Rules, facts: Facts, channel: Channel = .rider
+    ) -> Result<PaymentMethod, BookingRefusal> {
+        if let refusal = timing(start: start, now: now, rules: rules, channel: channel) { return .failure(refusal) }
         if facts.blocked { return .failure(.blocked) }
         if facts.taken >= rules.capacity { return .failure(.full) }
         if facts.ridersDay.contains(where: { $0.start < end && $0.end > start }) { return .failure(.alreadyBooked) }
         if facts.ridersDay.count >= rules.maxBookingsPerDay { return .failure(.dailyLimit) }
+        if channel == .desk(cash: true) { return .success(.balance) }
         if facts.sessions > 0 { return .success(.session) }
         if facts.balanceMinor >= rules.priceMinor { return .success(.balance) }
         return .failure(.noCredit)

@@ -150,14 +150,50 @@ struct BookingView: Codable, Sendable, Equatable, JSONWritable {
     }
 }
 
+/// The rider id bookings, ledger entries and payments keep once their rider's account
+/// is deleted (`auth.user.deleted`).
+enum DeletedRider {
+    static let id = "deleted"
+}
+
+/// Why a pass moved: the `kind` of a ledger entry.
+enum LedgerKind: String, Sendable, CaseIterable {
+    /// A settled top-up.
+    case topup
+    /// A booking took a session or the price.
+    case booking
+    /// A cancellation in time or by the park gave it back.
+    case refund
+    /// A late cancellation or no-show kept it (a marker: nothing moves).
+    case forfeit
+    /// Staff waived a sanction: it came back.
+    case waiver
+    /// The rider's account was deleted: what was left on the pass is closed out.
+    case closure
+    /// Staff credited or debited the pass by hand, with a reason.
+    case adjustment
+    /// Cash paid at the desk for a booking, into the balance the booking then takes.
+    case cash
+    /// Staff corrected a mark (attended or no-show) and what it returned.
+    case correction
+
+    static var names: [String] { allCases.map(\.rawValue) }
+}
+
 /// A rider's pass: prepaid sessions and a money balance, kept equal to its ledger.
 enum PassLedger {
     /// Adds a ledger entry and applies it to the pass in the same transaction. The pass's
-    /// CHECK constraints keep both amounts from going negative.
+    /// CHECK constraints keep both amounts from going negative. `actor` is the staff member
+    /// who moved it (none for the rider's own actions), `reason` their words.
+    ///
+    /// A deleted rider's pass was closed with its account (a `closure` entry): nothing is
+    /// ever posted for ``DeletedRider``, so no pass is created or credited for an
+    /// anonymous id; what staff do later to such a booking changes its status only.
     static func post(
-        _ db: Database, user: String, kind: String, sessions: Int64, amount: Int64, booking: String? = nil, payment: String? = nil,
-        at: String = Instant.format(Date()), passExists: Bool = false
+        _ db: Database, user: String, kind: LedgerKind, sessions: Int64, amount: Int64, booking: String? = nil, payment: String? = nil,
+        at: String = Instant.format(Date()), passExists: Bool = false, actor: String? = nil, reason: String? = nil
     ) throws {
+        guard user != DeletedRider.id else { return }
         // A caller that has just read the pass knows it exists and saves a statement.
         if !passExists {
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO pass (user_id) VALUES (?)").execute(arguments: [user])
@@ -166,18 +202,48 @@ enum PassLedger {
             .execute(arguments: [sessions, amount, user])
         try db.cachedStatement(
             sql: """
-                INSERT INTO ledger (user_id, at, kind, sessions_delta, amount_minor_delta, booking_id, payment_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO ledger (user_id, at, kind, sessions_delta, amount_minor_delta, booking_id, payment_id, actor, reason)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
-        ).execute(arguments: [user, at, kind, sessions, amount, booking, payment])
+        ).execute(arguments: [user, at, kind.rawValue, sessions, amount, booking, payment, actor, reason])
+    }
+
+    /// What a booking took, as (sessions, amount): one session, or its price.
+    static func cost(of booking: BookingView) -> (sessions: Int64, amount: Int64) {
+        booking.paidWith == PaymentMethod.session.rawValue ? (1, 0) : (0, booking.price.minor)
     }
 
     /// Gives back what a booking took (timely cancellation, waiver, park cancellation).
-    static func refund(_ db: Database, _ booking: BookingView, kind: String = "refund") throws {
-        if booking.paidWith == "session" {
-            try post(db, user: booking.userId, kind: kind, sessions: 1, amount: 0, booking: booking.id)
-        } else {
-            try post(db, user: booking.userId, kind: kind, sessions: 0, amount: booking.price.minor, booking: booking.id)
+    static func refund(
+        _ db: Database, _ booking: BookingView, kind: LedgerKind = .refund, at: String = Instant.format(Date()), actor: String? = nil,
+        reason: String? = nil
+    ) throws {
+        let cost = cost(of: booking)
+        try post(
+            db, user: booking.userId, kind: kind, sessions: cost.sessions, amount: cost.amount, booking: booking.id, at: at, actor: actor,
+            reason: reason)
+    }
+
+    /// Takes back what was given back for a booking (a sanction applied after a waiver, a
+    /// no-show corrected to attended), or throws `conflict` `already_spent` when the pass no
+    /// longer holds it.
+    static func takeBack(_ db: Database, _ booking: BookingView, kind: LedgerKind, actor: String?, reason: String?) throws {
+        guard booking.userId != DeletedRider.id else { return }
+        let cost = cost(of: booking)
+        let pass = try Row.fetchOne(db, sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?", arguments: [booking.userId])
+        guard (pass?["sessions"] as Int64? ?? 0) >= cost.sessions, (pass?["balance_minor"] as Int64? ?? 0) >= cost.amount else {
+            throw ServiceError.conflict("the rider's pass no longer holds what was returned", reason: "already_spent")
+        }
+        try post(db, user: booking.userId, kind: kind, sessions: -cost.sessions, amount: -cost.amount, booking: booking.id, actor: actor, reason: reason)
+    }
+
+    /// Closes a pass: an entry taking out whatever is left, so the pass is zero and equal
+    /// to its ledger (the rider's account is being deleted).
+    static func close(_ db: Database, user: String, at: String) throws {
+        guard let pass = try Row.fetchOne(db, sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?", arguments: [user]) else { return }
+        let sessions: Int64 = pass["sessions"], balance: Int64 = pass["balance_minor"]
+        if sessions != 0 || balance != 0 {
+            try post(db, user: user, kind: .closure, sessions: -sessions, amount: -balance, at: at, passExists: true, reason: "account deleted")
         }
     }
 }

@@ -4,7 +4,8 @@ import Platform
 
 /// What riders do: see free slots, book, cancel, look back, top up the pass.
 struct RiderOperations: Sendable {
-    let payments: any PaymentProvider
+    /// The payment provider; `nil` when none is configured (top-ups answer `unavailable`).
+    let payments: (any PaymentProvider)?
     let state: BookingState
     /// A top-up the provider has not settled after this long expires.
     var paymentExpirySeconds = BookingSettings().paymentExpirySeconds
@@ -93,14 +94,14 @@ struct RiderOperations: Sendable {
 
     /// The slots of a date with their free places, as of `now`.
     static func availability(_ db: Database, park: ParkConfiguration, date: LocalDate, cable: String?, now: Date) throws -> [SlotView] {
-        let occupancy = try DayOccupancy.load(db, date: date)
+        let occupancy = try DayOccupancy.load(db, date: date, cables: park.cables.filter { $0.active && (cable == nil || $0.id == cable) }.map(\.id))
         let horizon = now.addingTimeInterval(TimeInterval(park.horizonDays * 86_400))
         var views: [SlotView] = []
         for slot in park.schedule.slots(on: date) {
             let start = Instant.format(slot.start), end = Instant.format(slot.end)
             for item in park.cables where item.active && (cable == nil || item.id == cable) {
                 let blocked = occupancy.isBlocked(cable: item.id, start: start, end: end)
-                let free = blocked ? 0 : max(0, park.capacity - (occupancy.taken[item.id]?[start] ?? 0))
+                let free = blocked ? 0 : occupancy.free(cable: item.id, slot: slot, capacity: park.capacity)
                 let timely = slot.start >= now.addingTimeInterval(park.minimumNotice) && slot.start <= horizon
                 views.append(
                     SlotView(
@@ -117,33 +118,44 @@ struct RiderOperations: Sendable {
         var to: String
     }
 
-    struct DayView: Codable, Sendable {
-        var date: String
-        var bookableSlots: Int
-    }
+    static func daysKey(_ request: DaysRequest) -> String { "days|\(request.from)|\(request.to)" }
 
     var days: ServiceOperation {
         let state = self.state
-        return .read(
-            "booking.days", summary: "Which days between `from` and `to` (at most 62 days) have slots that can be booked now, and how many.",
+        return ServiceOperation.task(
+            "booking.days",
+            summary: "Which days between `from` and `to` (at most 62 days) have slots that can be booked now, and how many; only days from today to the end of the booking horizon can have any. Answered from memory for at most a second, and never across a booking.",
             auth: .public,
             request: .object(["from": .string(format: .date), "to": .string(format: .date)], required: ["from", "to"]),
-            response: .object(["items": .array(of: .object(["date": .string(format: .date), "bookableSlots": .integer()]))], required: ["items"])
-        ) { (_, input: DaysRequest, db: Database) in
+            response: .object(
+                ["items": .array(of: .object(["date": .string(format: .date), "bookableSlots": .integer()], required: ["date", "bookableSlots"]))],
+                required: ["items"])
+        ) { (context, input: DaysRequest) in
             let (from, to) = (try ParkDates.parse(input.from, field: "from"), try ParkDates.parse(input.to, field: "to"))
             guard from <= to else { throw ServiceError.invalid("to", "must not be before `from`") }
             guard to <= from.adding(days: 61) else { throw ServiceError.invalid("to", "at most 62 days after `from`") }
-            let park = try state.configuration(db)
-            var items: [DayView] = []
-            var date = from
-            let now = Date()
-            while date <= to {
-                let count = try Self.availability(db, park: park, date: date, cable: nil, now: now).filter(\.bookable).count
-                if count > 0 { items.append(DayView(date: date.description, bookableSlots: count)) }
-                date = date.adding(days: 1)
+            let key = Self.daysKey(input)
+            if let cached = state.cachedAvailability(key) { return RawJSON(cached) }
+            let generation = state.generation
+            let answer = try await context.database().read { db -> Data in
+                let park = try state.configuration(db)
+                let now = Date()
+                // Only days inside the horizon can have a bookable slot: the rest are not read.
+                let first = max(from, park.schedule.localDate(of: now))
+                let last = min(to, park.schedule.localDate(of: now.addingTimeInterval(TimeInterval(park.horizonDays * 86_400))))
+                var items: [JSONValue] = []
+                var date = first
+                while date <= last {
+                    let count = try Self.availability(db, park: park, date: date, cable: nil, now: now).filter(\.bookable).count
+                    if count > 0 { items.append(["date": .string(date.description), "bookableSlots": .integer(Int64(count))]) }
+                    date = date.adding(days: 1)
+                }
+                return JSONValue.object(["items": .array(items)]).serialized
             }
-            return ["items": try WireJSON.value(of: items)] as JSONValue
+            state.storeAvailability(key, answer, generation: generation)
+            return RawJSON(answer)
         }
+        .answeringFromMemory(DaysRequest.self) { input in state.cachedAvailability(Self.daysKey(input)) }
     }
 
     struct SlotsRequest: Codable, Sendable {
@@ -219,52 +231,6 @@ struct RiderOperations: Sendable {
         var start: String
     }
 
-    /// What `booking.create` settles before its transaction: the slot on the park's grid,
-    /// its times formatted, the new id. The transaction re-plans only if the park's
-    /// settings changed in between.
-    struct CreatePlan: Sendable {
-        var input: CreateRequest
-        var rider: String
-        var now: Date
-        var parkVersion: Int
-        var slot: Slot
-        var start: String
-        var end: String
-        /// Bookings that overlap the slot start after this (no slot is longer than 4 hours).
-        var earliestOverlapping: String
-        /// Every instant of the slot's local date lies in this UTC window (offsets run from
-        /// -12 to +14 hours), which bounds the scan of the rider's bookings that day.
-        var dayWindow: (from: String, to: String)
-        var freeCancellationUntil: String
-        var createdAt: String
-        var id: String
-
-        init(_ input: CreateRequest, rider: String, park: ParkConfiguration, now: Date, id: String? = nil) throws {
-            guard park.cables.contains(where: { $0.id == input.cable && $0.active }) else {
-                throw ServiceError.invalid("cable", "no such cable")
-            }
-            guard let instant = Instant.parse(input.start), let slot = park.schedule.slot(startingAt: instant) else {
-                throw ServiceError.invalid("start", "not the start of a slot on the park's grid")
-            }
-            if let refusal = BookingAdmission.timing(start: slot.start, now: now, rules: park.admissionRules) {
-                throw refusal.error(rules: park.admissionRules)
-            }
-            self.input = input
-            self.rider = rider
-            self.now = now
-            parkVersion = park.version
-            self.slot = slot
-            start = Instant.format(slot.start)
-            end = Instant.format(slot.end)
-            earliestOverlapping = Instant.format(slot.start.addingTimeInterval(-4 * 3_600))
-            let midnight = slot.date.daysSinceEpoch * 86_400_000
-            dayWindow = (Instant.format(epochMilliseconds: midnight - 14 * 3_600_000), Instant.format(epochMilliseconds: midnight + 36 * 3_600_000))
-            freeCancellationUntil = Instant.format(slot.start.addingTimeInterval(-TimeInterval(park.policy.freeCancellationSeconds)))
-            createdAt = Instant.format(now)
-            self.id = id ?? RecordID.make(prefix: "bkg", at: now)
-        }
-    }
-
     var create: ServiceOperation {
         let state = self.state
         return .write(
@@ -276,67 +242,10 @@ struct RiderOperations: Sendable {
             prepare: { (context, input: CreateRequest) in
                 // The rule is applied at the moment the request arrived, not after it queued.
                 let park = try await state.configuration(outside: context.database())
-                return try CreatePlan(input, rider: try context.requirePrincipal().userID, park: park, now: context.receivedAt)
+                return try BookingPlan(input, rider: try context.requirePrincipal().userID, park: park, now: context.receivedAt)
             }
-        ) { (_, prepared: CreatePlan, db: Database) in
-            let park = try state.configuration(db, inWriter: true)
-            // Settings changed since the plan was made (even earlier in this group commit): plan again.
-            let plan = park.version == prepared.parkVersion
-                ? prepared : try CreatePlan(prepared.input, rider: prepared.rider, park: park, now: prepared.now, id: prepared.id)
-            let cable = plan.input.cable, rider = plan.rider, start = plan.start, end = plan.end
-            // Load: targeted, cached statements, as this is the hottest write of the service.
-            // Writes are serialized, so the counts below cannot interleave with another booking.
-            let blocked = try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT 1 FROM block WHERE (cable_id IS NULL OR cable_id = ?) AND start_at < ? AND ? < end_at LIMIT 1"),
-                arguments: [cable, end, start]) == true
-            // Places are counted by overlapping time, so a changed grid cannot double a place.
-            let taken = try Int.fetchOne(
-                db.cachedStatement(
-                    sql: """
-                        SELECT COUNT(*) FROM booking
-                        WHERE cable_id = ? AND start_at > ? AND start_at < ? AND end_at > ? AND status IN \(BookingStatus.holdingSQL)
-                        """),
-                arguments: [cable, plan.earliestOverlapping, end, start]) ?? 0
-            let ridersDay = try Row.fetchAll(
-                db.cachedStatement(
-                    sql: """
-                        SELECT start_at, end_at FROM booking
-                        WHERE user_id = ? AND start_at >= ? AND start_at < ? AND local_date = ? AND status IN \(BookingStatus.holdingSQL)
-                        """),
-                arguments: [rider, plan.dayWindow.from, plan.dayWindow.to, plan.slot.date.description]
-            ).map { (start: Instant.parse($0[0]) ?? .distantPast, end: Instant.parse($0[1]) ?? .distantPast) }
-            let pass = try Row.fetchOne(db.cachedStatement(sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?"), arguments: [rider])
-            let facts = BookingAdmission.Facts(
-                blocked: blocked, taken: taken, ridersDay: ridersDay, sessions: pass?["sessions"] ?? 0, balanceMinor: pass?["balance_minor"] ?? 0)
-            // Decide.
-            let paidWith: PaymentMethod
-            switch BookingAdmission.decide(start: plan.slot.start, end: plan.slot.end, now: plan.now, rules: park.admissionRules, facts: facts) {
-            case .success(let method): paidWith = method
-            case .failure(let refusal): throw refusal.error(rules: park.admissionRules)
-            }
-            // Write.
-            let booking = BookingView(
-                id: plan.id, userId: rider, cable: cable, date: plan.slot.date.description, localStart: Slot.clock(plan.slot.localStart),
-                localEnd: Slot.clock(plan.slot.localEnd % 1440), start: start, end: end, status: BookingStatus.booked.rawValue,
-                paidWith: paidWith.rawValue, price: park.price, sanction: nil, freeCancellationUntil: plan.freeCancellationUntil,
-                createdAt: plan.createdAt, cancelledAt: nil)
-            try db.cachedStatement(
-                sql: """
-                    INSERT INTO booking (id, user_id, cable_id, start_at, end_at, local_date, local_start, local_end, status, paid_with,
-                                         price_minor, currency, policy_free_seconds, policy_sanction, created_at, change_version)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """
-            ).execute(arguments: [
-                booking.id, rider, cable, start, end, booking.date, booking.localStart, booking.localEnd, BookingStatus.booked, paidWith,
-                park.price.minor, park.price.currency.code, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue, booking.createdAt,
-                try ChangeFeed.stamp(db),
-            ])
-            try PassLedger.post(
-                db, user: rider, kind: "booking", sessions: paidWith == .session ? -1 : 0,
-                amount: paidWith == .balance ? -park.price.minor : 0, booking: booking.id, at: plan.createdAt, passExists: pass != nil)
-            try Outbox.append(db, type: "booking.created", data: booking.eventBytes, at: plan.now)
-            state.changed(db)
-            return booking
+        ) { (_, prepared: BookingPlan, db: Database) in
+            try BookingWriter.book(db, prepared, state: state)
         }
     }
 
@@ -372,7 +281,7 @@ struct RiderOperations: Sendable {
                 try PassLedger.refund(db, booking)
             } else if policy.sanction == .forfeit {
                 sanction = "forfeit"
-                try PassLedger.post(db, user: rider, kind: "forfeit", sessions: 0, amount: 0, booking: booking.id)
+                try PassLedger.post(db, user: rider, kind: .forfeit, sessions: 0, amount: 0, booking: booking.id)
             } else {
                 sanction = "none"
                 try PassLedger.refund(db, booking)
@@ -442,7 +351,20 @@ struct RiderOperations: Sendable {
         var sessions: Int64
         var amount: Money
         var booking: String?
+        var payment: String?
+        /// Staff's words for a movement they made (a credit, a correction, cash at the desk).
+        var reason: String?
+        /// The staff member who made it: in staff views only.
+        var actor: String?
     }
+
+    static let ledgerEntrySchema = JSONSchema.object(
+        [
+            "at": .string(format: .dateTime), "kind": .oneOf(LedgerKind.names), "sessions": .integer(), "amount": Money.schema,
+            "booking": JSONSchema.string().nullable(), "payment": JSONSchema.string().nullable(),
+            "reason": JSONSchema.string().nullable().described("staff's words for a movement they made"),
+            "actor": JSONSchema.string().nullable().described("the staff member who made it (staff views only)"),
+        ], required: ["at", "kind", "sessions", "amount"])
 
     static let packageSchema = JSONSchema.object(
         [
@@ -454,16 +376,16 @@ struct RiderOperations: Sendable {
     /// The picture of a cable or package: an id for `booking.media.get`, absent when none.
     static let imageSchema = JSONSchema.string(maxLength: 100).described("its picture: an id for booking.media.get; absent when none")
 
-    static let passSchema = JSONSchema.object(
-        [
-            "sessions": .integer(minimum: 0), "balance": Money.schema,
-            "recent": .array(
-                of: .object(
-                    [
-                        "at": .string(format: .dateTime), "kind": .oneOf(["topup", "booking", "refund", "forfeit", "waiver"]),
-                        "sessions": .integer(), "amount": Money.schema, "booking": JSONSchema.string().nullable(),
-                    ], required: ["at", "kind", "sessions", "amount"]), maxItems: 20).described("the latest ledger entries, newest first"),
-        ], required: ["sessions", "balance", "recent"])
+    static let passSchema = passSchema(recent: 20)
+
+    /// A pass with at most `recent` of its latest ledger entries.
+    static func passSchema(recent: Int) -> JSONSchema {
+        .object(
+            [
+                "sessions": .integer(minimum: 0), "balance": Money.schema,
+                "recent": .array(of: ledgerEntrySchema, maxItems: recent).described("the latest ledger entries, newest first"),
+            ], required: ["sessions", "balance", "recent"])
+    }
 
     struct PassView: Codable, Sendable {
         var sessions: Int64
@@ -471,14 +393,15 @@ struct RiderOperations: Sendable {
         var recent: [LedgerEntry]
     }
 
-    static func passView(_ db: Database, user: String, currency: Currency) throws -> PassView {
+    /// A pass with its latest `recent` ledger entries; `withActors` for staff.
+    static func passView(_ db: Database, user: String, currency: Currency, recent: Int = 20, withActors: Bool = false) throws -> PassView {
         let pass = try Row.fetchOne(db, sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?", arguments: [user])
         let entries = try Row.fetchAll(
-            db, sql: "SELECT * FROM ledger WHERE user_id = ? ORDER BY id DESC LIMIT 20", arguments: [user]
+            db, sql: "SELECT * FROM ledger WHERE user_id = ? ORDER BY id DESC LIMIT ?", arguments: [user, recent]
         ).map {
             LedgerEntry(
                 at: $0["at"], kind: $0["kind"], sessions: $0["sessions_delta"], amount: Money(minor: $0["amount_minor_delta"], currency: currency),
-                booking: $0["booking_id"])
+                booking: $0["booking_id"], payment: $0["payment_id"], reason: $0["reason"], actor: withActors ? $0["actor"] : nil)
         }
         return PassView(
             sessions: pass?["sessions"] ?? 0, balance: Money(minor: pass?["balance_minor"] ?? 0, currency: currency), recent: entries)
@@ -510,16 +433,20 @@ struct RiderOperations: Sendable {
         let payments = self.payments
         return .task(
             "booking.pass.topup",
-            summary: "Buys a package (sessions and/or balance) through the payment provider: `dev` settles at once; `http` answers `pending` with a confirmationUrl and credits the pass when the provider calls back; a payment still pending after BACKEND_BOOKING_PAYMENT_EXPIRY_SECONDS (30 minutes) expires (`booking.payment.expired`). Send idem: a retry pays once.",
+            summary: "Buys a package (sessions and/or balance) through the payment provider: `dev` (chosen explicitly) settles at once; `http` answers `pending` with a confirmationUrl and credits the pass when the provider calls back; a payment still pending after BACKEND_BOOKING_PAYMENT_EXPIRY_SECONDS (30 minutes) expires (`booking.payment.expired`). Send idem: a retry pays once; the same idem for another package is a conflict, however late. Without a configured provider: unavailable.",
             auth: Self.rider, request: .object(["package": .string(minLength: 1, maxLength: 50)], required: ["package"]),
             response: .object(
                 [
-                    "payment": .string(), "status": .oneOf(["pending", "settled", "failed", "expired"]),
+                    "payment": .string(), "status": .oneOf(PaymentStatus.names),
                     "confirmationUrl": JSONSchema.string(maxLength: 2_000).nullable().described("where the rider confirms a pending payment"),
                     "pass": Self.passSchema,
                 ], required: ["payment", "status", "pass"])
         ) { (context, input: TopupRequest) in
             let rider = try context.requirePrincipal().userID
+            guard let payments else {
+                throw ServiceError.unavailable(
+                    "top-ups are not available: no payment provider is configured (BACKEND_BOOKING_PAYMENT_PROVIDER)")
+            }
             // A retry must not charge again: answer it before calling the provider.
             if let earlier = try await context.earlierReply(as: TopupResult.self) { return earlier }
             let pool = try context.database()
@@ -528,25 +455,41 @@ struct RiderOperations: Sendable {
                 return (try ParkConfiguration.packages(db, currency: currency).first { $0.id == input.package }, currency)
             }
             guard let package else { throw ServiceError.invalid("package", "no such package") }
-            // With an idem key the payment id follows from it, so concurrent retries give
-            // the provider the same id (and Idempotency-Key) and are charged once.
-            let paymentID = "pay_" + (context.idempotencyKey.map { Digest.sha256Hex(Array("\(rider)|\($0)".utf8)).prefix(20) }.map(String.init)
-                ?? Digest.hex(Digest.randomBytes(10)))
-            // The payment is on record before the provider is asked, so a callback that
-            // comes back at once finds it, and a crash leaves a pending payment, not a lost one.
+            // Every charge gets its own random payment id. The idem key is kept on the
+            // payment for good (the idempotency record is pruned after a week): the same key
+            // again finds its payment (a retry after a failed first attempt asks the provider
+            // again under the same id and Idempotency-Key), the same key for another package
+            // is a conflict whenever it comes. Concurrent retries meet on the unique index.
+            let idemKey = context.idempotencyKey.map { Digest.sha256Hex(Array($0.utf8)) }
             let expiry = paymentExpirySeconds
-            try await context.write { db in
+            let recorded = try await context.write { db -> (id: String, status: String) in
+                if let idemKey, let row = try Row.fetchOne(
+                    db, sql: "SELECT id, package_id, status FROM payment WHERE user_id = ? AND idem_key = ?", arguments: [rider, idemKey])
+                {
+                    guard row["package_id"] as String == package.id else { throw ServiceError.idempotencyConflict }
+                    return (row["id"], row["status"])
+                }
+                // The payment is on record before the provider is asked, so a callback that
+                // comes back at once finds it, and a crash leaves a pending payment, not a lost one.
                 let now = Date()
+                let id = "pay_" + Digest.hex(Digest.randomBytes(12))
                 try db.execute(
                     sql: """
-                        INSERT OR IGNORE INTO payment (id, user_id, package_id, amount_minor, currency, status, created_at, sessions, credit_minor)
-                        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?)
+                        INSERT INTO payment (id, user_id, package_id, amount_minor, currency, status, created_at, sessions, credit_minor, idem_key)
+                        VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)
                         """,
                     arguments: [
-                        paymentID, rider, package.id, package.price.minor, currency.code, Instant.format(now), package.sessions, package.credit.minor,
+                        id, rider, package.id, package.price.minor, currency.code, Instant.format(now), package.sessions, package.credit.minor, idemKey,
                     ])
-                // A retry finds the payment recorded (no change): its timer stays as set.
-                if db.changesCount > 0 { try PaymentExpiry.schedule(db, payment: paymentID, createdAt: now, after: expiry) }
+                try PaymentExpiry.schedule(db, payment: id, createdAt: now, after: expiry)
+                return (id, "pending")
+            }
+            let paymentID = recorded.id
+            guard recorded.status == "pending" else {
+                // Settled, failed or expired under this key before: nothing is charged again.
+                return try await pool.read { db in
+                    TopupResult(payment: paymentID, status: recorded.status, confirmationUrl: nil, pass: try Self.passView(db, user: rider, currency: currency))
+                }
             }
             let outcome = try await payments.charge(
                 PaymentRequest(id: paymentID, user: rider, amount: package.price, description: package.name))

@@ -8,7 +8,10 @@ struct StaffOperations: Sendable {
     let riders: RiderDirectory
     let state: BookingState
 
+    /// Running the day: staff and admins.
     static let staff = AuthRule.anyRole(["staff", "admin"])
+    /// Prices, packages, opening hours and the park's settings: admins only.
+    static let admin = AuthRule.anyRole(["admin"])
 
     var all: [ServiceOperation] { [day, mark, sanction, parkCancel, blockAdd, blockRemove, configure, hoursSet, cableSet, packageSet] }
 
@@ -76,6 +79,7 @@ struct StaffOperations: Sendable {
     struct MarkRequest: Codable, Sendable {
         var booking: String
         var outcome: String
+        var reason: String?
     }
 
     /// Loads a booking for staff, or `not_found`.
@@ -86,35 +90,52 @@ struct StaffOperations: Sendable {
         return (BookingView(row: row), row)
     }
 
+    /// Staff's reason for an action: optional, up to 500 characters.
+    static let reasonField = JSONSchema.string(maxLength: 500).described("why, in staff's words: kept with the action")
+
     var mark: ServiceOperation {
         let state = self.state
         return .write(
             "booking.staff.mark",
-            summary: "Marks a booking attended or no_show once its training has started; a no-show follows the booking's late-cancellation sanction unless waived later.",
+            summary: "Marks a booking attended or no_show once its training has started, or corrects an earlier mark (attended ↔ no_show) with the pass adjusted: a no-show follows the booking's late-cancellation sanction (forfeit keeps the session, none returns it); a correction takes back or returns the difference (conflict already_spent when the pass no longer holds it). Recorded with the staff member and reason.",
             auth: Self.staff,
-            request: .object(["booking": .string(maxLength: 50), "outcome": .oneOf(["attended", "no_show"])], required: ["booking", "outcome"]),
+            request: .object(
+                ["booking": .string(maxLength: 50), "outcome": .oneOf(AttendanceMark.Outcome.allCases.map(\.rawValue)), "reason": Self.reasonField],
+                required: ["booking", "outcome"]),
             response: BookingView.schema
         ) { (context, input: MarkRequest, db: Database) in
+            let actor = try context.requirePrincipal().userID
             let (booking, row) = try Self.booking(db, input.booking)
-            guard booking.status == "booked" else { throw ServiceError.conflict("this booking is \(booking.status)", reason: "not_active") }
-            guard let start = Instant.parse(booking.start), start <= context.receivedAt else {
-                throw ServiceError.conflict("attendance is marked once the training has started", reason: "not_started")
+            guard let outcome = AttendanceMark.Outcome(rawValue: input.outcome), let status = BookingStatus(rawValue: booking.status) else {
+                throw ServiceError.invalid("outcome", "attended or no_show")
             }
-            var sanction: String?
-            if input.outcome == "no_show" {
-                if row["policy_sanction"] as String == "forfeit" {
-                    sanction = "forfeit"
-                    try PassLedger.post(db, user: booking.userId, kind: "forfeit", sessions: 0, amount: 0, booking: booking.id)
-                } else {
-                    sanction = "none"
-                    try PassLedger.refund(db, booking)
+            if status == .booked {
+                guard let start = Instant.parse(booking.start), start <= context.receivedAt else {
+                    throw ServiceError.conflict("attendance is marked once the training has started", reason: "not_started")
                 }
+            }
+            let policy = LateCancellationPolicy.Sanction(rawValue: row["policy_sanction"]) ?? .forfeit
+            let change: AttendanceMark.Change
+            switch AttendanceMark.apply(outcome, to: AttendanceMark.State(status: status, sanction: booking.sanction), policy: policy) {
+            case .success(let decided): change = decided
+            case .failure(.unchanged): return booking
+            case .failure(.notActive): throw ServiceError.conflict("this booking is \(booking.status)", reason: "not_active")
+            }
+            if change.movement > 0 {
+                try PassLedger.refund(db, booking, kind: change.correction ? .correction : .refund, actor: actor, reason: input.reason)
+            } else if change.movement < 0 {
+                try PassLedger.takeBack(db, booking, kind: .correction, actor: actor, reason: input.reason)
+            } else if change.sanction == "forfeit" {
+                try PassLedger.post(db, user: booking.userId, kind: .forfeit, sessions: 0, amount: 0, booking: booking.id, actor: actor)
             }
             try db.execute(
                 sql: "UPDATE booking SET status = ?, sanction = ?, change_version = ? WHERE id = ?",
-                arguments: [input.outcome, sanction, try ChangeFeed.stamp(db), booking.id])
+                arguments: [change.status.rawValue, change.sanction, try ChangeFeed.stamp(db), booking.id])
+            try StaffLog.record(
+                db, change.correction ? .markCorrected : .marked, actor: actor, booking: booking.id, user: booking.userId, reason: input.reason,
+                detail: ["from": .string(booking.status), "to": .string(change.status.rawValue), "sanction": change.sanction.map { .string($0) } ?? .null])
             guard let updated = try BookingView.load(db, id: booking.id) else { throw ServiceError.internal(ref: booking.id) }
-            try Outbox.append(db, type: "booking.\(input.outcome)", data: updated.eventData)
+            try Outbox.append(db, type: "booking.\(change.status.rawValue)", data: updated.eventData)
             state.changed(db)
             return updated
         }
@@ -123,48 +144,45 @@ struct StaffOperations: Sendable {
     struct SanctionRequest: Codable, Sendable {
         var booking: String
         var action: String
+        var reason: String?
     }
 
     var sanction: ServiceOperation {
         let state = self.state
         return .write(
             "booking.staff.sanction",
-            summary: "Decides a late cancellation's or no-show's sanction: `waive` returns the session or money, `forfeit` keeps it.",
+            summary: "Decides a late cancellation's or no-show's sanction: `waive` returns the session or money, `forfeit` keeps it (conflict already_spent when the pass no longer holds what was returned). Recorded with the staff member and reason.",
             auth: Self.staff,
-            request: .object(["booking": .string(maxLength: 50), "action": .oneOf(["waive", "forfeit"])], required: ["booking", "action"]),
+            request: .object(
+                ["booking": .string(maxLength: 50), "action": .oneOf(["waive", "forfeit"]), "reason": Self.reasonField], required: ["booking", "action"]),
             response: BookingView.schema
-        ) { (_, input: SanctionRequest, db: Database) in
+        ) { (context, input: SanctionRequest, db: Database) in
+            let actor = try context.requirePrincipal().userID
             let (booking, _) = try Self.booking(db, input.booking)
-            guard booking.userId != "deleted" else {
+            guard booking.userId != DeletedRider.id else {
                 throw ServiceError.conflict("the rider's account was deleted; there is no pass to adjust", reason: "rider_deleted")
             }
             guard ["late_cancelled", "no_show"].contains(booking.status) else {
                 throw ServiceError.conflict("only late cancellations and no-shows have sanctions", reason: "no_sanction")
             }
             let current = booking.sanction ?? "none"
+            let decided: String
             switch (input.action, current) {
             case ("waive", "forfeit"):
-                try PassLedger.refund(db, booking, kind: "waiver")
-                try db.execute(
-                    sql: "UPDATE booking SET sanction = 'waived', change_version = ? WHERE id = ?", arguments: [try ChangeFeed.stamp(db), booking.id])
+                try PassLedger.refund(db, booking, kind: .waiver, actor: actor, reason: input.reason)
+                decided = "waived"
             case ("forfeit", "none"), ("forfeit", "waived"):
                 // Taking back what was returned: the pass must still hold it.
-                let pass = try Row.fetchOne(db, sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?", arguments: [booking.userId])
-                let enough = booking.paidWith == "session"
-                    ? (pass?["sessions"] as Int64? ?? 0) >= 1 : (pass?["balance_minor"] as Int64? ?? 0) >= booking.price.minor
-                guard enough else {
-                    throw ServiceError.conflict("the rider's pass no longer holds what was returned", reason: "already_spent")
-                }
-                if booking.paidWith == "session" {
-                    try PassLedger.post(db, user: booking.userId, kind: "forfeit", sessions: -1, amount: 0, booking: booking.id)
-                } else {
-                    try PassLedger.post(db, user: booking.userId, kind: "forfeit", sessions: 0, amount: -booking.price.minor, booking: booking.id)
-                }
-                try db.execute(
-                    sql: "UPDATE booking SET sanction = 'forfeit', change_version = ? WHERE id = ?", arguments: [try ChangeFeed.stamp(db), booking.id])
+                try PassLedger.takeBack(db, booking, kind: .forfeit, actor: actor, reason: input.reason)
+                decided = "forfeit"
             default:
-                break  // already as asked
+                return booking  // already as asked
             }
+            try db.execute(
+                sql: "UPDATE booking SET sanction = ?, change_version = ? WHERE id = ?", arguments: [decided, try ChangeFeed.stamp(db), booking.id])
+            try StaffLog.record(
+                db, .sanction, actor: actor, booking: booking.id, user: booking.userId, reason: input.reason,
+                detail: ["from": .string(current), "to": .string(decided)])
             guard let updated = try BookingView.load(db, id: booking.id) else { throw ServiceError.internal(ref: booking.id) }
             try Outbox.append(db, type: "booking.sanction_changed", data: updated.eventData)
             state.changed(db)
@@ -177,24 +195,36 @@ struct StaffOperations: Sendable {
         var reason: String?
     }
 
+    /// Cancels a booking on the park's side: full refund (none for a deleted rider's), the
+    /// staff action logged, `booking.cancelled_by_park` with the reason.
+    static func cancelByPark(_ db: Database, _ booking: BookingView, actor: String, reason: String?, detail: JSONValue = .object([:])) throws -> BookingView {
+        let now = Instant.format(Date())
+        try PassLedger.refund(db, booking, at: now, actor: actor, reason: reason)
+        try db.execute(
+            sql: "UPDATE booking SET status = 'cancelled_by_park', cancelled_at = ?, change_version = ? WHERE id = ?",
+            arguments: [now, try ChangeFeed.stamp(db), booking.id])
+        try StaffLog.record(db, .cancelled, actor: actor, booking: booking.id, user: booking.userId, reason: reason, detail: detail, at: now)
+        guard let updated = try BookingView.load(db, id: booking.id) else { throw ServiceError.internal(ref: booking.id) }
+        if case .object(var data) = updated.eventData {
+            data["reason"] = .string(reason ?? "")
+            try Outbox.append(db, type: "booking.cancelled_by_park", data: JSONValue.object(data))
+        }
+        return updated
+    }
+
     var parkCancel: ServiceOperation {
         let state = self.state
         return .write(
-            "booking.staff.cancel", summary: "Cancels a booking on the park's side: full refund, and an event so the rider is notified.",
+            "booking.staff.cancel",
+            summary: "Cancels a booking on the park's side: full refund, and an event so the rider is notified. Recorded with the staff member and reason.",
             auth: Self.staff,
-            request: .object(["booking": .string(maxLength: 50), "reason": .string(maxLength: 500)], required: ["booking"]),
+            request: .object(["booking": .string(maxLength: 50), "reason": Self.reasonField], required: ["booking"]),
             response: BookingView.schema
-        ) { (_, input: ParkCancelRequest, db: Database) in
+        ) { (context, input: ParkCancelRequest, db: Database) in
+            let actor = try context.requirePrincipal().userID
             let (booking, _) = try Self.booking(db, input.booking)
             guard booking.status == "booked" else { throw ServiceError.conflict("this booking is \(booking.status)", reason: "not_active") }
-            try PassLedger.refund(db, booking)
-            try db.execute(
-                sql: "UPDATE booking SET status = 'cancelled_by_park', cancelled_at = ?, change_version = ? WHERE id = ?",
-                arguments: [Instant.format(Date()), try ChangeFeed.stamp(db), booking.id])
-            guard let updated = try BookingView.load(db, id: booking.id) else { throw ServiceError.internal(ref: booking.id) }
-            guard case .object(var data) = updated.eventData else { return updated }
-            data["reason"] = .string(input.reason ?? "")
-            try Outbox.append(db, type: "booking.cancelled_by_park", data: JSONValue.object(data))
+            let updated = try Self.cancelByPark(db, booking, actor: actor, reason: input.reason)
             state.changed(db)
             return updated
         }
@@ -205,18 +235,29 @@ struct StaffOperations: Sendable {
         var start: String
         var end: String
         var reason: String?
+        var cancelBookings: Bool?
+    }
+
+    struct BlockResult: Codable, Sendable {
+        var id: String
+        var cancelled: [String]
     }
 
     var blockAdd: ServiceOperation {
         let state = self.state
         return .write(
-            "booking.staff.blocks.add", summary: "Blocks a period (maintenance, events) on one cable or all; bookings already made stay (cancel them with booking.staff.cancel).",
+            "booking.staff.blocks.add",
+            summary: "Blocks a period (maintenance, a storm, an event) on one cable or all. With `cancelBookings: true` every booking inside it (overlapping the period) is cancelled by the park in the same transaction, each with a full refund and booking.cancelled_by_park; otherwise bookings already made stay. Answers the block's id and the cancelled bookings' ids. Recorded with the staff member and reason.",
             auth: Self.staff,
             request: .object(
-                ["cable": .string(maxLength: 50), "start": .string(format: .dateTime), "end": .string(format: .dateTime), "reason": .string(maxLength: 500)],
+                [
+                    "cable": .string(maxLength: 50), "start": .string(format: .dateTime), "end": .string(format: .dateTime), "reason": Self.reasonField,
+                    "cancelBookings": .boolean,
+                ],
                 required: ["start", "end"]),
-            response: .object(["id": .string()], required: ["id"])
-        ) { (_, input: BlockRequest, db: Database) in
+            response: .object(["id": .string(), "cancelled": .array(of: .string(), maxItems: 100_000)], required: ["id", "cancelled"])
+        ) { (context, input: BlockRequest, db: Database) in
+            let actor = try context.requirePrincipal().userID
             guard let start = Instant.parse(input.start), let end = Instant.parse(input.end), start < end else {
                 throw ServiceError.invalid("end", "must be after `start`")
             }
@@ -224,26 +265,50 @@ struct StaffOperations: Sendable {
                 throw ServiceError.invalid("cable", "no such cable")
             }
             let id = "blk_" + Digest.hex(Digest.randomBytes(8))
+            let (from, to) = (Instant.format(start), Instant.format(end))
             try db.execute(
                 sql: "INSERT INTO block (id, cable_id, start_at, end_at, reason, change_version) VALUES (?, ?, ?, ?, ?, ?)",
-                arguments: [id, input.cable, Instant.format(start), Instant.format(end), input.reason ?? "", try ChangeFeed.stamp(db)])
+                arguments: [id, input.cable, from, to, input.reason ?? "", try ChangeFeed.stamp(db)])
+            var cancelled: [String] = []
+            if input.cancelBookings == true {
+                let inside = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT * FROM booking WHERE status = 'booked' AND start_at < ? AND end_at > ? AND (? IS NULL OR cable_id = ?)
+                        ORDER BY start_at, id
+                        """,
+                    arguments: [to, from, input.cable, input.cable]
+                ).map(BookingView.init(row:))
+                for booking in inside {
+                    cancelled.append(try Self.cancelByPark(db, booking, actor: actor, reason: input.reason, detail: ["block": .string(id)]).id)
+                }
+            }
+            try StaffLog.record(
+                db, .blockAdded, actor: actor, reason: input.reason,
+                detail: [
+                    "block": .string(id), "cable": input.cable.map { .string($0) } ?? .null, "start": .string(from), "end": .string(to),
+                    "cancelled": .integer(Int64(cancelled.count)),
+                ])
             state.changed(db)
-            return ["id": .string(id)] as JSONValue
+            return BlockResult(id: id, cancelled: cancelled)
         }
     }
 
     struct BlockRemove: Codable, Sendable {
         var id: String
+        var reason: String?
     }
 
     var blockRemove: ServiceOperation {
         let state = self.state
         return .write(
             "booking.staff.blocks.remove", summary: "Removes a blocked period.", auth: Self.staff,
-            request: .object(["id": .string(maxLength: 50)], required: ["id"]), response: .empty
-        ) { (_, input: BlockRemove, db: Database) in
+            request: .object(["id": .string(maxLength: 50), "reason": Self.reasonField], required: ["id"]), response: .empty
+        ) { (context, input: BlockRemove, db: Database) in
+            let actor = try context.requirePrincipal().userID
             try db.execute(sql: "DELETE FROM block WHERE id = ?", arguments: [input.id])
             guard db.changesCount == 1 else { throw ServiceError.notFound("no such block") }
+            try StaffLog.record(db, .blockRemoved, actor: actor, reason: input.reason, detail: ["block": .string(input.id)])
             for scope in BookingChanges.blockScopes { try ChangeFeed.recordDeletion(db, entity: "block", id: input.id, scope: scope) }
             state.changed(db)
             return Empty()
@@ -267,7 +332,7 @@ struct StaffOperations: Sendable {
         return .write(
             "booking.admin.park.update",
             summary: "Changes the park's settings (absent fields stay). Bookings already made keep the price and cancellation rule they were made with.",
-            auth: Self.staff,
+            auth: Self.admin,
             request: .object([
                 "timeZone": .string(format: .timeZone), "slotMinutes": .integer(minimum: 5, maximum: 240),
                 "capacity": .integer(minimum: 1, maximum: 100), "minimumNoticeMinutes": .integer(minimum: 0, maximum: 10_080),
@@ -321,7 +386,7 @@ struct StaffOperations: Sendable {
         return .write(
             "booking.admin.hours.set",
             summary: "Sets opening hours for a weekday (1 = Monday) or an exception date; without open/close the day is closed. `close` 24:00 is written 00:00.",
-            auth: Self.staff,
+            auth: Self.admin,
             request: .object([
                 "weekday": .integer(minimum: 1, maximum: 7), "date": .string(format: .date), "open": .string(format: .time),
                 "close": .string(format: .time),
@@ -379,7 +444,7 @@ struct StaffOperations: Sendable {
         return .write(
             "booking.admin.cables.set",
             summary: "Adds or renames a cable (reverse), takes it out of service (`active: false`), or sets or removes its picture (`image`).",
-            auth: Self.staff,
+            auth: Self.admin,
             request: .object(
                 [
                     "id": .string(minLength: 1, maxLength: 50), "name": .string(minLength: 1, maxLength: 100), "active": .boolean,
@@ -421,7 +486,7 @@ extension StaffOperations {
         return .write(
             "booking.admin.packages.set",
             summary: "Adds or changes a pass package: sessions and/or balance credit (minor units) for a price (minor units, the park's currency); `active: false` withdraws it; `image` sets or removes its picture.",
-            auth: Self.staff,
+            auth: Self.admin,
             request: .object(
                 [
                     "id": .string(minLength: 1, maxLength: 50), "name": .string(minLength: 1, maxLength: 100),
@@ -453,22 +518,81 @@ extension StaffOperations {
 }
 
 /// Riders' names and phones, asked from auth (`auth.internal.users.get`) when staff look
-/// at a day: booking keeps only user ids, so a deleted account leaves no personal data here.
+/// at a day or a rider: booking keeps only user ids, so a deleted account leaves no
+/// personal data here. The desk also finds or creates riders by phone through it.
 struct RiderDirectory: Sendable {
     let client: ServiceClient?
 
+    /// `{name, phone}` of an auth user record.
+    private static func person(_ user: JSONValue) -> JSONValue {
+        let name = [user["firstName"]?.stringValue, user["lastName"]?.stringValue].compactMap { $0 }.joined(separator: " ")
+        return ["name": .string(name), "phone": user["phone"] ?? .null]
+    }
+
+    private func users(_ ids: Set<String>) async throws -> [JSONValue] {
+        guard let client else { throw ServiceError.unavailable("riders cannot be looked up: auth is not configured") }
+        let reply: Reply.Parsed
+        do {
+            reply = try await client.call(
+                "auth.internal.users.get", data: ["ids": .array(ids.sorted().map { .string($0) })], idempotent: true, timeout: .seconds(2))
+        } catch {
+            throw ServiceError.unavailable("auth did not answer; try again")
+        }
+        guard case .array(let users)? = reply.data?["users"] else { throw ServiceError.unavailable("auth could not list the riders") }
+        return users
+    }
+
+    /// `{name, phone}` per user id; riders auth cannot give (or all, when auth does not
+    /// answer) are left out, and staff see them as unknown.
     func lookup(_ ids: Set<String>) async -> [String: JSONValue] {
-        guard let client, !ids.isEmpty else { return [:] }
-        guard let reply = try? await client.call(
-            "auth.internal.users.get", data: ["ids": .array(ids.sorted().map { .string($0) })], idempotent: true, timeout: .seconds(2)),
-            case .array(let users)? = reply.data?["users"]
-        else { return [:] }
+        guard client != nil, !ids.isEmpty, let users = try? await users(ids) else { return [:] }
         var people: [String: JSONValue] = [:]
         for user in users {
             guard let id = user["id"]?.stringValue else { continue }
-            let name = [user["firstName"]?.stringValue, user["lastName"]?.stringValue].compactMap { $0 }.joined(separator: " ")
-            people[id] = ["name": .string(name), "phone": user["phone"] ?? .null]
+            people[id] = Self.person(user)
         }
         return people
+    }
+
+    /// A rider known to auth: `{id, name, phone}`; `not_found` when auth has no such
+    /// user, `unavailable` when auth cannot be asked.
+    func rider(_ id: String) async throws -> JSONValue {
+        guard let user = try await users([id]).first(where: { $0["id"]?.stringValue == id }), case .object(var person) = Self.person(user) else {
+            throw ServiceError.notFound("no such rider")
+        }
+        person["id"] = .string(id)
+        return .object(person)
+    }
+
+    /// The rider with a phone number, created as a phone-only account when there is none
+    /// and names are given (`auth.internal.users.by_phone`): `{id, name, phone, created}`.
+    func rider(phone: String, firstName: String?, lastName: String?, actor: String) async throws -> JSONValue {
+        guard let client else { throw ServiceError.unavailable("riders cannot be looked up: auth is not configured") }
+        var request: [String: JSONValue] = ["phone": .string(phone), "actor": .string(actor)]
+        if let firstName { request["firstName"] = .string(firstName) }
+        if let lastName { request["lastName"] = .string(lastName) }
+        let data = JSONValue.object(request)
+        let reply: Reply.Parsed
+        do {
+            // A retry cannot create two accounts: the second finds the first by its number.
+            reply = try await client.call("auth.internal.users.by_phone", data: data, idempotent: true, timeout: .seconds(3))
+        } catch {
+            throw ServiceError.unavailable("auth did not answer; try again")
+        }
+        if let error = reply.error {
+            switch error.code {
+            case .notFound: throw ServiceError.notFound(error.message)
+            case .validationFailed:
+                // Auth's field names are the request's: phone, firstName, lastName.
+                throw ServiceError.validationFailed(error.fields.isEmpty ? ["phone": error.message] : error.fields)
+            default: throw ServiceError.unavailable("auth could not find or create the rider; try again")
+            }
+        }
+        guard let user = reply.data, let id = user["id"]?.stringValue, case .object(var person) = Self.person(user) else {
+            throw ServiceError.unavailable("auth sent no rider")
+        }
+        person["id"] = .string(id)
+        person["created"] = user["created"] ?? false
+        return .object(person)
     }
 }

@@ -7,6 +7,15 @@ import Logging
 import Platform
 import ServiceLifecycle
 
+/// Where a top-up's payment stands.
+enum PaymentStatus: String, Sendable, CaseIterable {
+    case pending, settled, failed, expired
+    /// Settled after the rider's account was deleted: recorded, never credited.
+    case unclaimed
+
+    static var names: [String] { allCases.map(\.rawValue) }
+}
+
 /// Settles pass top-ups: the HTTP endpoint a payment provider calls back, and the one
 /// transaction that credits the pass.
 ///
@@ -17,8 +26,13 @@ import ServiceLifecycle
 public enum PaymentCallbacks {
     /// Marks a pending payment settled (crediting the pass, publishing
     /// `booking.pass.topped_up`) or failed; returns whether anything changed. An expired
-    /// payment the provider reports as succeeded is settled too: the money moved.
-    static func settle(_ db: Database, payment: String, succeeded: Bool, state: BookingState?) throws -> Bool {
+    /// payment the provider reports as succeeded is settled too: the money moved. A
+    /// payment whose rider's account was deleted meanwhile is recorded `unclaimed` and
+    /// credits nothing (admins see it in `booking.admin.payments.list` to refund it with
+    /// the provider). `actor` and `reason` are an admin's, reconciling by hand.
+    static func settle(
+        _ db: Database, payment: String, succeeded: Bool, state: BookingState?, actor: String? = nil, reason: String? = nil
+    ) throws -> Bool {
         guard let row = try Row.fetchOne(
             db, sql: "SELECT user_id, package_id, status, sessions, credit_minor FROM payment WHERE id = ?", arguments: [payment])
         else { return false }
@@ -26,15 +40,15 @@ public enum PaymentCallbacks {
         guard status == "pending" || (status == "expired" && succeeded) else { return false }
         try PaymentExpiry.cancel(db, payment: payment)
         let now = Instant.format(Date())
-        guard succeeded else {
-            try db.execute(sql: "UPDATE payment SET status = 'failed', settled_at = ? WHERE id = ?", arguments: [now, payment])
-            return true
-        }
         let user: String = row["user_id"]
+        let outcome: PaymentStatus = !succeeded ? .failed : user == DeletedRider.id ? .unclaimed : .settled
+        try db.execute(
+            sql: "UPDATE payment SET status = ?, settled_at = ?, reconciled_by = ?, reconcile_reason = ? WHERE id = ?",
+            arguments: [outcome.rawValue, now, actor, reason, payment])
+        guard outcome == .settled else { return true }
         // Credited as bought: the package may have changed since.
         let sessions: Int64 = row["sessions"], credit: Int64 = row["credit_minor"]
-        try db.execute(sql: "UPDATE payment SET status = 'settled', settled_at = ? WHERE id = ?", arguments: [now, payment])
-        try PassLedger.post(db, user: user, kind: "topup", sessions: sessions, amount: credit, payment: payment)
+        try PassLedger.post(db, user: user, kind: .topup, sessions: sessions, amount: credit, payment: payment, actor: actor, reason: reason)
         try Outbox.append(
             db, type: "booking.pass.topped_up",
             data: ["userId": .string(user), "payment": .string(payment), "package": .string(row["package_id"]),

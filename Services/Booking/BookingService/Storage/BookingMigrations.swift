@@ -178,5 +178,73 @@ enum BookingMigrations {
                 UPDATE package SET ever_active = active;
                 """)
         }
+        migrator.registerMigration("booking-7-desk") { db in
+            // The desk: ledger entries say who moved a pass and why, and gain the kinds
+            // closure, adjustment, cash and correction; payments keep their idem key (a
+            // key reused for another package is a conflict, also after the idempotency
+            // record is pruned), may be `unclaimed` (settled after the rider's account was
+            // deleted: recorded, not credited) and say who reconciled them; every staff
+            // action is logged. CHECK lists change only by rebuilding a table.
+            let kinds = LedgerKind.names.map { "'\($0)'" }.joined(separator: ", ")
+            try db.execute(sql: """
+                CREATE TABLE ledger_new (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    user_id TEXT NOT NULL,
+                    at TEXT NOT NULL,
+                    kind TEXT NOT NULL CHECK (kind IN (\(kinds))),
+                    sessions_delta INTEGER NOT NULL,
+                    amount_minor_delta INTEGER NOT NULL,
+                    booking_id TEXT,
+                    payment_id TEXT,
+                    actor TEXT,
+                    reason TEXT
+                );
+                INSERT INTO ledger_new (id, user_id, at, kind, sessions_delta, amount_minor_delta, booking_id, payment_id)
+                    SELECT id, user_id, at, kind, sessions_delta, amount_minor_delta, booking_id, payment_id FROM ledger;
+                DROP TABLE ledger;
+                ALTER TABLE ledger_new RENAME TO ledger;
+                CREATE INDEX ledger_user ON ledger(user_id, id);
+                CREATE INDEX ledger_booking ON ledger(booking_id) WHERE booking_id IS NOT NULL;
+
+                CREATE TABLE payment_new (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL,
+                    package_id TEXT NOT NULL,
+                    amount_minor INTEGER NOT NULL,
+                    currency TEXT NOT NULL,
+                    status TEXT NOT NULL CHECK (status IN ('pending', 'settled', 'failed', 'expired', 'unclaimed')),
+                    provider_ref TEXT,
+                    created_at TEXT NOT NULL,
+                    settled_at TEXT,
+                    sessions INTEGER NOT NULL DEFAULT 0,
+                    credit_minor INTEGER NOT NULL DEFAULT 0,
+                    idem_key TEXT,
+                    reconciled_by TEXT,
+                    reconcile_reason TEXT
+                );
+                INSERT INTO payment_new (id, user_id, package_id, amount_minor, currency, status, provider_ref, created_at, settled_at, sessions, credit_minor)
+                    SELECT id, user_id, package_id, amount_minor, currency, status, provider_ref, created_at, settled_at, sessions, credit_minor FROM payment;
+                DROP TABLE payment;
+                ALTER TABLE payment_new RENAME TO payment;
+                CREATE UNIQUE INDEX payment_idem ON payment(user_id, idem_key) WHERE idem_key IS NOT NULL;
+                CREATE INDEX payment_status ON payment(status, created_at);
+                CREATE INDEX payment_user ON payment(user_id, created_at);
+
+                CREATE TABLE staff_action (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    at TEXT NOT NULL,
+                    actor TEXT NOT NULL,
+                    action TEXT NOT NULL,
+                    booking_id TEXT,
+                    user_id TEXT,
+                    reason TEXT,
+                    detail TEXT NOT NULL DEFAULT '{}'
+                );
+                CREATE INDEX staff_action_user ON staff_action(user_id, id);
+                CREATE INDEX staff_action_booking ON staff_action(booking_id, id);
+
+                ALTER TABLE booking ADD COLUMN booked_by TEXT;
+                """)
+        }
     }
 }

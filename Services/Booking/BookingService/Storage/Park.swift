@@ -85,27 +85,43 @@ struct ParkConfiguration: Sendable {
 
 /// Places taken and blocked periods of a day, read once for availability.
 struct DayOccupancy {
-    /// Active bookings per cable and start instant (`Instant.format`).
-    var taken: [String: [String: Int]]
+    /// The place-holding bookings that may overlap the day, per cable.
+    var bookings: [String: [Occupancy.Interval]]
     /// Blocked periods: (cable or nil for all, start, end).
     var blocks: [(cable: String?, start: String, end: String)]
 
-    /// The statuses that hold a place.
-    static let holding = BookingStatus.holdingSQL
+    /// Every instant of a local date lies within this UTC window (offsets run from -12 to
+    /// +14 hours), widened by the longest slot (4 hours) for bookings that start before it.
+    static func window(of date: LocalDate) -> (from: String, to: String) {
+        let midnight = date.daysSinceEpoch * 86_400_000
+        return (Instant.format(epochMilliseconds: midnight - 18 * 3_600_000), Instant.format(epochMilliseconds: midnight + 36 * 3_600_000))
+    }
 
-    static func load(_ db: Database, date: LocalDate) throws -> DayOccupancy {
-        var taken: [String: [String: Int]] = [:]
-        for row in try Row.fetchAll(
-            db,
-            sql: "SELECT cable_id, start_at, COUNT(*) AS n FROM booking WHERE local_date = ? AND status IN \(holding) GROUP BY cable_id, start_at",
-            arguments: [date.description])
-        {
-            taken[row["cable_id"], default: [:]][row["start_at"]] = row["n"]
+    static func load(_ db: Database, date: LocalDate, cables: [String]) throws -> DayOccupancy {
+        let window = Self.window(of: date)
+        var bookings: [String: [Occupancy.Interval]] = [:]
+        for cable in cables {
+            bookings[cable] = try Row.fetchAll(
+                db.cachedStatement(
+                    sql: """
+                        SELECT start_at, end_at FROM booking
+                        WHERE cable_id = ? AND start_at > ? AND start_at < ? AND status IN \(BookingStatus.holdingSQL)
+                        """),
+                arguments: [cable, window.from, window.to]
+            ).compactMap { row in
+                guard let start = Instant.parse(row[0]), let end = Instant.parse(row[1]) else { return nil }
+                return Occupancy.Interval(start: start, end: end)
+            }
         }
         let blocks = try Row.fetchAll(db, sql: "SELECT cable_id, start_at, end_at FROM block").map {
             (cable: $0["cable_id"] as String?, start: $0["start_at"] as String, end: $0["end_at"] as String)
         }
-        return DayOccupancy(taken: taken, blocks: blocks)
+        return DayOccupancy(bookings: bookings, blocks: blocks)
+    }
+
+    /// Places left on `cable` in the slot.
+    func free(cable: String, slot: Slot, capacity: Int) -> Int {
+        Occupancy.free(capacity: capacity, from: slot.start, to: slot.end, by: bookings[cable] ?? [])
     }
 
     func isBlocked(cable: String, start: String, end: String) -> Bool {

@@ -1,0 +1,148 @@
+import Foundation
+import GRDB
+import Platform
+
+/// What a booking settles before its transaction: the slot on the park's grid, its times
+/// formatted, the new id, and who books how. The transaction re-plans only if the park's
+/// settings changed in between.
+struct BookingPlan: Sendable {
+    var input: RiderOperations.CreateRequest
+    var rider: String
+    var now: Date
+    var channel: BookingAdmission.Channel
+    /// The staff member booking at the desk, and their reason.
+    var actor: String?
+    var reason: String?
+    var parkVersion: Int
+    var slot: Slot
+    var start: String
+    var end: String
+    /// Bookings that overlap the slot start after this (no slot is longer than 4 hours).
+    var earliestOverlapping: String
+    /// Every instant of the slot's local date lies in this UTC window (offsets run from
+    /// -12 to +14 hours), which bounds the scan of the rider's bookings that day.
+    var dayWindow: (from: String, to: String)
+    var freeCancellationUntil: String
+    var createdAt: String
+    var id: String
+
+    init(
+        _ input: RiderOperations.CreateRequest, rider: String, park: ParkConfiguration, now: Date, channel: BookingAdmission.Channel = .rider,
+        actor: String? = nil, reason: String? = nil, id: String? = nil
+    ) throws {
+        guard park.cables.contains(where: { $0.id == input.cable && $0.active }) else {
+            throw ServiceError.invalid("cable", "no such cable")
+        }
+        guard let instant = Instant.parse(input.start), let slot = park.schedule.slot(startingAt: instant) else {
+            throw ServiceError.invalid("start", "not the start of a slot on the park's grid")
+        }
+        if let refusal = BookingAdmission.timing(start: slot.start, now: now, rules: park.admissionRules, channel: channel) {
+            throw refusal.error(rules: park.admissionRules)
+        }
+        self.input = input
+        self.rider = rider
+        self.now = now
+        self.channel = channel
+        self.actor = actor
+        self.reason = reason
+        parkVersion = park.version
+        self.slot = slot
+        start = Instant.format(slot.start)
+        end = Instant.format(slot.end)
+        earliestOverlapping = Instant.format(slot.start.addingTimeInterval(-4 * 3_600))
+        let midnight = slot.date.daysSinceEpoch * 86_400_000
+        dayWindow = (Instant.format(epochMilliseconds: midnight - 14 * 3_600_000), Instant.format(epochMilliseconds: midnight + 36 * 3_600_000))
+        freeCancellationUntil = Instant.format(slot.start.addingTimeInterval(-TimeInterval(park.policy.freeCancellationSeconds)))
+        createdAt = Instant.format(now)
+        self.id = id ?? RecordID.make(prefix: "bkg", at: now)
+    }
+
+    /// The plan again under the park's current settings, if they changed since it was made.
+    func current(_ park: ParkConfiguration) throws -> BookingPlan {
+        park.version == parkVersion
+            ? self : try BookingPlan(input, rider: rider, park: park, now: now, channel: channel, actor: actor, reason: reason, id: id)
+    }
+}
+
+/// The one way a booking is made, by the rider in the app or by staff at the desk: the
+/// facts are loaded in the write transaction, ``BookingAdmission`` decides, and the
+/// booking, its ledger entries and its event are written together.
+enum BookingWriter {
+    static func book(_ db: Database, _ prepared: BookingPlan, state: BookingState) throws -> BookingView {
+        let park = try state.configuration(db, inWriter: true)
+        // Settings changed since the plan was made (even earlier in this group commit): plan again.
+        let plan = try prepared.current(park)
+        let cable = plan.input.cable, rider = plan.rider, start = plan.start, end = plan.end
+        // Load: targeted, cached statements, as this is the hottest write of the service.
+        // Writes are serialized, so what is read below cannot interleave with another booking.
+        let blocked = try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM block WHERE (cable_id IS NULL OR cable_id = ?) AND start_at < ? AND ? < end_at LIMIT 1"),
+            arguments: [cable, end, start]) == true
+        // The bookings on the cable that overlap the slot's time, for the one occupancy rule.
+        let overlapping = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT start_at, end_at FROM booking
+                    WHERE cable_id = ? AND start_at > ? AND start_at < ? AND end_at > ? AND status IN \(BookingStatus.holdingSQL)
+                    """),
+            arguments: [cable, plan.earliestOverlapping, end, start]
+        ).map { Occupancy.Interval(start: Instant.parse($0[0]) ?? .distantPast, end: Instant.parse($0[1]) ?? .distantPast) }
+        let ridersDay = try Row.fetchAll(
+            db.cachedStatement(
+                sql: """
+                    SELECT start_at, end_at FROM booking
+                    WHERE user_id = ? AND start_at >= ? AND start_at < ? AND local_date = ? AND status IN \(BookingStatus.holdingSQL)
+                    """),
+            arguments: [rider, plan.dayWindow.from, plan.dayWindow.to, plan.slot.date.description]
+        ).map { (start: Instant.parse($0[0]) ?? .distantPast, end: Instant.parse($0[1]) ?? .distantPast) }
+        let pass = try Row.fetchOne(db.cachedStatement(sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?"), arguments: [rider])
+        let facts = BookingAdmission.Facts(
+            blocked: blocked, taken: Occupancy.taken(from: plan.slot.start, to: plan.slot.end, by: overlapping), ridersDay: ridersDay,
+            sessions: pass?["sessions"] ?? 0, balanceMinor: pass?["balance_minor"] ?? 0)
+        // Decide.
+        let paidWith: PaymentMethod
+        switch BookingAdmission.decide(
+            start: plan.slot.start, end: plan.slot.end, now: plan.now, rules: park.admissionRules, facts: facts, channel: plan.channel)
+        {
+        case .success(let method): paidWith = method
+        case .failure(let refusal): throw refusal.error(rules: park.admissionRules)
+        }
+        // Write.
+        let booking = BookingView(
+            id: plan.id, userId: rider, cable: cable, date: plan.slot.date.description, localStart: Slot.clock(plan.slot.localStart),
+            localEnd: Slot.clock(plan.slot.localEnd % 1440), start: start, end: end, status: BookingStatus.booked.rawValue,
+            paidWith: paidWith.rawValue, price: park.price, sanction: nil, freeCancellationUntil: plan.freeCancellationUntil,
+            createdAt: plan.createdAt, cancelledAt: nil)
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO booking (id, user_id, cable_id, start_at, end_at, local_date, local_start, local_end, status, paid_with,
+                                     price_minor, currency, policy_free_seconds, policy_sanction, created_at, change_version, booked_by)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            booking.id, rider, cable, start, end, booking.date, booking.localStart, booking.localEnd, BookingStatus.booked, paidWith,
+            park.price.minor, park.price.currency.code, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue, booking.createdAt,
+            try ChangeFeed.stamp(db), plan.actor,
+        ])
+        var passExists = pass != nil
+        if plan.channel == .desk(cash: true) {
+            // The cash taken at the desk goes into the balance, which the booking then takes:
+            // a later refund returns it to the balance, like any money on the pass.
+            try PassLedger.post(
+                db, user: rider, kind: .cash, sessions: 0, amount: park.price.minor, booking: booking.id, at: plan.createdAt,
+                passExists: passExists, actor: plan.actor, reason: plan.reason)
+            passExists = true
+        }
+        try PassLedger.post(
+            db, user: rider, kind: .booking, sessions: paidWith == .session ? -1 : 0, amount: paidWith == .balance ? -park.price.minor : 0,
+            booking: booking.id, at: plan.createdAt, passExists: passExists, actor: plan.actor)
+        if let actor = plan.actor {
+            try StaffLog.record(
+                db, .booked, actor: actor, booking: booking.id, user: rider, reason: plan.reason,
+                detail: ["paidWith": .string(plan.channel == .desk(cash: true) ? "cash" : paidWith.rawValue)], at: plan.createdAt)
+        }
+        try Outbox.append(db, type: "booking.created", data: booking.eventBytes, at: plan.now)
+        state.changed(db)
+        return booking
+    }
+}

@@ -1,0 +1,318 @@
+import Foundation
+import GRDB
+import Platform
+
+/// The park's desk: booking for a rider who phoned or walked in, crediting or debiting a
+/// pass by hand, and looking at one rider (bookings, pass, ledger, what staff did) before
+/// deciding; and for admins, the top-ups' payments. Every change is a ledger movement or
+/// a status change with the staff member and reason, logged in ``StaffLog``.
+struct DeskOperations: Sendable {
+    let riders: RiderDirectory
+    let state: BookingState
+
+    var all: [ServiceOperation] { [book, passAdjust, rider, actions, paymentsList, paymentsReconcile] }
+
+    // MARK: Booking for a rider
+
+    struct BookRequest: Codable, Sendable {
+        var user: String?
+        var phone: String?
+        var firstName: String?
+        var lastName: String?
+        var cable: String
+        var start: String
+        var payWith: String
+        var reason: String?
+    }
+
+    struct Booked: Codable, Sendable {
+        var booking: BookingView
+        var rider: JSONValue
+    }
+
+    var book: ServiceOperation {
+        let (riders, state) = (self.riders, self.state)
+        return .task(
+            "booking.staff.book",
+            summary: "Books for a rider who phoned or walked in: by `user` id, or by `phone` (the account with that number; with firstName and lastName and none found, a new phone-only account the rider later signs in to with an SMS code). `payWith`: `pass` (a session, else the balance) or `cash` taken at the desk (a `cash` ledger movement into the balance, which the booking takes). The rider's rules apply (capacity, blocks, their own bookings, the daily limit) except the minimum notice. Recorded with the staff member and reason. Send idem: a retry books once.",
+            auth: StaffOperations.staff,
+            request: .object(
+                [
+                    "user": .string(minLength: 1, maxLength: 100), "phone": .string(format: .e164), "firstName": .string(minLength: 1, maxLength: 100),
+                    "lastName": .string(minLength: 1, maxLength: 100), "cable": .string(minLength: 1, maxLength: 50),
+                    "start": .string(format: .dateTime), "payWith": .oneOf(["pass", "cash"]), "reason": StaffOperations.reasonField,
+                ], required: ["cable", "start", "payWith"]),
+            response: .object(
+                [
+                    "booking": BookingView.schema,
+                    "rider": .object(
+                        ["id": .string(), "name": .string(), "phone": JSONSchema.string(format: .e164).nullable(), "created": .boolean],
+                        required: ["id", "name"]),
+                ], required: ["booking", "rider"])
+        ) { (context, input: BookRequest) in
+            let actor = try context.requirePrincipal().userID
+            guard (input.user == nil) != (input.phone == nil) else {
+                throw ServiceError.validationFailed(["user": "give the rider's user id or phone", "phone": "give the rider's user id or phone"])
+            }
+            if input.user == DeletedRider.id { throw ServiceError.notFound("no such rider") }
+            if let earlier = try await context.earlierReply(as: Booked.self) { return earlier }
+            // The slot and the rules are checked before anyone is created in auth.
+            let park = try await state.configuration(outside: context.database())
+            let request = RiderOperations.CreateRequest(cable: input.cable, start: input.start)
+            let channel = BookingAdmission.Channel.desk(cash: input.payWith == "cash")
+            _ = try BookingPlan(request, rider: "", park: park, now: context.receivedAt, channel: channel)
+            let rider =
+                if let phone = input.phone {
+                    try await riders.rider(phone: phone, firstName: input.firstName, lastName: input.lastName, actor: actor)
+                } else {
+                    try await riders.rider(input.user ?? "")
+                }
+            guard let riderID = rider["id"]?.stringValue else { throw ServiceError.unavailable("auth sent no rider") }
+            let plan = try BookingPlan(
+                request, rider: riderID, park: park, now: context.receivedAt, channel: channel, actor: actor, reason: input.reason)
+            return try await context.commit { db in
+                Booked(booking: try BookingWriter.book(db, plan, state: state), rider: rider)
+            }
+        }
+    }
+
+    // MARK: A pass by hand
+
+    struct AdjustRequest: Codable, Sendable {
+        var user: String
+        var sessions: Int64?
+        var amount: Int64?
+        var reason: String
+    }
+
+    var passAdjust: ServiceOperation {
+        let (riders, state) = (self.riders, self.state)
+        return .task(
+            "booking.staff.pass.adjust",
+            summary: "Credits (positive) or debits (negative) a rider's pass by hand: `sessions` and/or `amount` in minor units of the park's currency, with a `reason` (a cash sale, goodwill). One `adjustment` ledger movement with the staff member; a debit beyond what the pass holds is conflict `insufficient`. Answers the pass with its latest movements. Send idem: a retry moves once.",
+            auth: StaffOperations.staff,
+            request: .object(
+                [
+                    "user": .string(minLength: 1, maxLength: 100), "sessions": .integer(minimum: -1_000, maximum: 1_000),
+                    "amount": .integer(minimum: -100_000_000, maximum: 100_000_000), "reason": .string(minLength: 1, maxLength: 500),
+                ], required: ["user", "reason"]),
+            response: RiderOperations.passSchema
+        ) { (context, input: AdjustRequest) in
+            let actor = try context.requirePrincipal().userID
+            let (sessions, amount) = (input.sessions ?? 0, input.amount ?? 0)
+            guard sessions != 0 || amount != 0 else {
+                throw ServiceError.validationFailed(["sessions": "give sessions or amount, not zero", "amount": "give sessions or amount, not zero"])
+            }
+            guard !input.reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw ServiceError.invalid("reason", "must not be blank") }
+            if let earlier = try await context.earlierReply(as: RiderOperations.PassView.self) { return earlier }
+            // Only a rider auth knows gets a pass: never a pass for an unknown or deleted id.
+            guard input.user != DeletedRider.id else { throw ServiceError.notFound("no such rider") }
+            _ = try await riders.rider(input.user)
+            return try await context.commit { db in
+                let pass = try Row.fetchOne(db, sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?", arguments: [input.user])
+                guard (pass?["sessions"] as Int64? ?? 0) + sessions >= 0, (pass?["balance_minor"] as Int64? ?? 0) + amount >= 0 else {
+                    throw ServiceError.conflict("the pass holds less than the debit", reason: "insufficient")
+                }
+                let now = Instant.format(Date())
+                try PassLedger.post(
+                    db, user: input.user, kind: .adjustment, sessions: sessions, amount: amount, at: now, passExists: pass != nil, actor: actor,
+                    reason: input.reason)
+                try StaffLog.record(
+                    db, .passAdjusted, actor: actor, user: input.user, reason: input.reason,
+                    detail: ["sessions": .integer(sessions), "amount": .integer(amount)], at: now)
+                state.changed(db)
+                return try RiderOperations.passView(db, user: input.user, currency: try ParkConfiguration.load(db).price.currency, withActors: true)
+            }
+        }
+    }
+
+    // MARK: One rider, and who did what
+
+    struct RiderRequest: Codable, Sendable {
+        var user: String
+    }
+
+    var rider: ServiceOperation {
+        let riders = self.riders
+        return .task(
+            "booking.staff.rider",
+            summary: "One rider as the desk needs them before deciding a sanction: name and phone (from auth; null when auth cannot say), the pass with its latest 50 ledger movements (with the staff member behind each), the latest 50 bookings (newest start first) and the latest 50 staff actions about them.",
+            auth: StaffOperations.staff, request: .object(["user": .string(minLength: 1, maxLength: 100)], required: ["user"]),
+            response: .object(
+                [
+                    "rider": JSONSchema.object(
+                        ["id": .string(), "name": .string(), "phone": JSONSchema.string(format: .e164).nullable()], required: ["id", "name"]
+                    ).nullable(),
+                    "pass": RiderOperations.passSchema(recent: 50),
+                    "bookings": .array(of: BookingView.schema, maxItems: 50),
+                    "actions": .array(of: StaffLog.entrySchema, maxItems: 50),
+                ], required: ["rider", "pass", "bookings", "actions"])
+        ) { (context, input: RiderRequest) in
+            let person = input.user == DeletedRider.id ? nil : await riders.lookup([input.user])[input.user]
+            return try await context.database().read { db -> JSONValue in
+                let currency = try ParkConfiguration.load(db).price.currency
+                let pass = try RiderOperations.passView(db, user: input.user, currency: currency, recent: 50, withActors: true)
+                let bookings = try Row.fetchAll(
+                    db, sql: "SELECT * FROM booking WHERE user_id = ? ORDER BY start_at DESC, id DESC LIMIT 50", arguments: [input.user]
+                ).map(BookingView.init(row:))
+                let actions = try StaffLog.list(db, user: input.user, booking: nil, before: nil, limit: 50)
+                var rider = JSONValue.null
+                if case .object(var members)? = person {
+                    members["id"] = .string(input.user)
+                    rider = .object(members)
+                }
+                return [
+                    "rider": rider, "pass": try WireJSON.value(of: pass), "bookings": try WireJSON.value(of: bookings),
+                    "actions": try WireJSON.value(of: actions),
+                ]
+            }
+        }
+    }
+
+    struct ActionsRequest: Codable, Sendable {
+        var user: String?
+        var booking: String?
+        var limit: Int?
+        var cursor: String?
+    }
+
+    var actions: ServiceOperation {
+        .read(
+            "booking.staff.actions",
+            summary: "What staff did (bookings made for riders, marks and corrections, sanctions, cancellations, pass adjustments, blocks, reconciled payments), newest first, for one rider (`user`), one booking, or all; with who and why. Paged.",
+            auth: StaffOperations.staff,
+            request: .object([
+                "user": .string(maxLength: 100), "booking": .string(maxLength: 50), "limit": .integer(minimum: 1, maximum: 200),
+                "cursor": .string(maxLength: 30),
+            ]),
+            response: .object(["items": .array(of: StaffLog.entrySchema, maxItems: 200), "next": JSONSchema.string().nullable()], required: ["items"])
+        ) { (_, input: ActionsRequest, db: Database) in
+            let limit = input.limit ?? 50
+            let before = try input.cursor.map { cursor -> Int64 in
+                guard let id = Int64(cursor), id > 0 else { throw ServiceError.invalid("cursor", "not a cursor from this list") }
+                return id
+            }
+            let rows = try StaffLog.list(db, user: input.user, booking: input.booking, before: before, limit: limit + 1)
+            let items = Array(rows.prefix(limit))
+            return ["items": try WireJSON.value(of: items), "next": rows.count > limit ? .string(String(items.last?.id ?? 0)) : .null] as JSONValue
+        }
+    }
+}
+
+// MARK: Payments, for admins
+
+extension DeskOperations {
+    struct PaymentsRequest: Codable, Sendable {
+        var status: String?
+        var user: String?
+        var limit: Int?
+        var cursor: String?
+    }
+
+    struct PaymentView: Codable, Sendable {
+        var id: String
+        var userId: String
+        var package: String
+        var amount: Money
+        var sessions: Int64
+        var credit: Int64
+        var status: String
+        var providerRef: String?
+        var createdAt: String
+        var settledAt: String?
+        var reconciledBy: String?
+        var reason: String?
+
+        init(row: Row) {
+            id = row["id"]
+            userId = row["user_id"]
+            package = row["package_id"]
+            amount = Money(minor: row["amount_minor"], currency: Currency(stored: row["currency"]))
+            sessions = row["sessions"]
+            credit = row["credit_minor"]
+            status = row["status"]
+            providerRef = row["provider_ref"]
+            createdAt = row["created_at"]
+            settledAt = row["settled_at"]
+            reconciledBy = row["reconciled_by"]
+            reason = row["reconcile_reason"]
+        }
+    }
+
+    static let paymentSchema = JSONSchema.object(
+        [
+            "id": .string(), "userId": .string(), "package": .string(), "amount": Money.schema, "sessions": .integer(minimum: 0),
+            "credit": .integer(minimum: 0), "status": .oneOf(PaymentStatus.names), "providerRef": JSONSchema.string().nullable(),
+            "createdAt": .string(format: .dateTime), "settledAt": JSONSchema.string(format: .dateTime).nullable(),
+            "reconciledBy": JSONSchema.string().nullable().described("the admin who settled it by hand"),
+            "reason": JSONSchema.string().nullable(),
+        ], required: ["id", "userId", "package", "amount", "sessions", "credit", "status", "createdAt"])
+
+    var paymentsList: ServiceOperation {
+        .read(
+            "booking.admin.payments.list",
+            summary: "Top-up payments, newest first, optionally by status (pending, settled, failed, expired, unclaimed: settled after the rider's account was deleted, to refund with the provider) and rider. Paged.",
+            auth: StaffOperations.admin,
+            request: .object([
+                "status": .oneOf(PaymentStatus.names), "user": .string(maxLength: 100), "limit": .integer(minimum: 1, maximum: 200),
+                "cursor": .string(maxLength: 200),
+            ]),
+            response: .object(["items": .array(of: Self.paymentSchema, maxItems: 200), "next": JSONSchema.string().nullable()], required: ["items"])
+        ) { (_, input: PaymentsRequest, db: Database) in
+            let limit = input.limit ?? 50
+            var conditions: [String] = []
+            var arguments: [(any DatabaseValueConvertible)?] = []
+            if let status = input.status { conditions.append("status = ?"); arguments.append(status) }
+            if let user = input.user { conditions.append("user_id = ?"); arguments.append(user) }
+            if let cursor = input.cursor {
+                let (key, id) = try PageCursor.decode(cursor)
+                conditions.append("(created_at, id) < (?, ?)")
+                arguments += [key, id]
+            }
+            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT * FROM payment \(whereClause) ORDER BY created_at DESC, id DESC LIMIT ?",
+                arguments: StatementArguments(arguments + [limit + 1]) ?? [])
+            let items = rows.prefix(limit).map(PaymentView.init(row:))
+            let next = rows.count > limit ? items.last.map { PageCursor.encode($0.createdAt, $0.id) } : nil
+            return ["items": try WireJSON.value(of: Array(items)), "next": next.map { .string($0) } ?? .null] as JSONValue
+        }
+    }
+
+    struct ReconcileRequest: Codable, Sendable {
+        var payment: String
+        var outcome: String
+        var reason: String
+    }
+
+    var paymentsReconcile: ServiceOperation {
+        let state = self.state
+        return .write(
+            "booking.admin.payments.reconcile",
+            summary: "Settles a top-up by hand after checking it with the provider: `succeeded` credits the pass with what was bought (a pending or expired payment), `failed` closes a pending one. With a reason; recorded with the admin. conflict not_pending when the payment is already settled, failed or unclaimed.",
+            auth: StaffOperations.admin,
+            request: .object(
+                ["payment": .string(maxLength: 100), "outcome": .oneOf(["succeeded", "failed"]), "reason": .string(minLength: 1, maxLength: 500)],
+                required: ["payment", "outcome", "reason"]),
+            response: Self.paymentSchema
+        ) { (context, input: ReconcileRequest, db: Database) in
+            let actor = try context.requirePrincipal().userID
+            guard let before = try Row.fetchOne(db, sql: "SELECT * FROM payment WHERE id = ?", arguments: [input.payment]) else {
+                throw ServiceError.notFound("no such payment")
+            }
+            guard try PaymentCallbacks.settle(
+                db, payment: input.payment, succeeded: input.outcome == "succeeded", state: state, actor: actor, reason: input.reason)
+            else {
+                throw ServiceError.conflict("this payment is \(before["status"] as String)", reason: "not_pending")
+            }
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM payment WHERE id = ?", arguments: [input.payment]) else {
+                throw ServiceError.internal(ref: input.payment)
+            }
+            let payment = PaymentView(row: row)
+            try StaffLog.record(
+                db, .paymentReconciled, actor: actor, user: payment.userId, reason: input.reason,
+                detail: ["payment": .string(payment.id), "from": .string(before["status"]), "to": .string(payment.status)])
+            return payment
+        }
+    }
+}
