@@ -1,0 +1,128 @@
+import Foundation
+import GRDB
+import Platform
+import SharedTesting
+import Testing
+
+/// A day at the desk through the gateway, with auth and booking as real processes.
+@Suite("Booking: the desk through the gateway", .serialized)
+struct BookingDeskFlowTests {
+    /// Signs up a staff member: an account granted `staff` by the admin, signed in again.
+    static func staff(_ park: BookingFlowTests.Park) async throws -> (token: String, id: String) {
+        let stack = park.stack
+        _ = try await AuthFixtures.signUp(stack.client, email: "desk@park.example")
+        let login = try await stack.client.call("auth.login", data: ["email": "desk@park.example", "password": "secret-pass-1"])
+        let id = try #require(login.data?["user"]?["id"]?.stringValue)
+        #expect(try await stack.client.call("auth.admin.roles.grant", data: ["userId": .string(id), "role": "staff"], token: park.admin).ok)
+        let again = try await stack.client.call("auth.login", data: ["email": "desk@park.example", "password": "secret-pass-1"])
+        let token = try #require(again.data?["accessToken"]?.stringValue)
+        let switched = try await stack.client.call("auth.role.switch", data: ["role": "staff"], token: token)
+        return (try #require(switched.data?["accessToken"]?.stringValue, "\(switched.error?.message ?? "")"), id)
+    }
+
+    /// Moves a booking so that its training started ten minutes ago (the test writes the
+    /// service's file, as time passing would).
+    static func start(_ stack: TestStack, _ id: String) async throws {
+        let database = try DatabaseQueue(path: stack.configuration.dataDirectoryURL.appendingPathComponent("booking.sqlite").path)
+        let now = Date()
+        try await database.write { db in
+            try db.execute(
+                sql: "UPDATE booking SET start_at = ?, end_at = ? WHERE id = ?",
+                arguments: [Instant.format(now.addingTimeInterval(-600)), Instant.format(now.addingTimeInterval(1_200)), id])
+        }
+    }
+
+    @Test("staff book a walk-in for cash, credit a pass, close a stormy afternoon with refunds and correct a mark; the ledger and the log show each step")
+    func deskDay() async throws {
+        try await BookingFlowTests.Park.with(capacity: 2) { park in
+            let stack = park.stack
+            let (staff, staffID) = try await Self.staff(park)
+            let slots = try await BookingFlowTests.bookableSlots(stack.client)
+            #expect(slots.count >= 4)
+            // Settings are the admin's; staff run the day.
+            #expect(try await stack.client.call("booking.admin.park.update", data: ["capacity": 3], token: staff).error?.code == .forbidden)
+
+            // 1. A walk-in with no account: found by phone, created, booked for cash.
+            let walkIn = try await stack.client.call(
+                "booking.staff.book",
+                data: [
+                    "phone": "+375297770011", "firstName": "Olga", "lastName": "Walker", "cable": "reverse-1", "start": slots[0]["start"]!,
+                    "payWith": "cash", "reason": "walked in",
+                ], token: staff, idem: "walk-in-1")
+            #expect(walkIn.data?["booking"]?["status"] == "booked", "\(walkIn.error?.message ?? "") \(walkIn.error?.fields ?? [:])")
+            #expect(walkIn.data?["rider"]?["created"] == true && walkIn.data?["rider"]?["name"] == "Olga Walker")
+            let riderID = try #require(walkIn.data?["rider"]?["id"]?.stringValue)
+            let retried = try await stack.client.call(
+                "booking.staff.book",
+                data: [
+                    "phone": "+375297770011", "firstName": "Olga", "lastName": "Walker", "cable": "reverse-1", "start": slots[0]["start"]!,
+                    "payWith": "cash", "reason": "walked in",
+                ], token: staff, idem: "walk-in-1")
+            #expect(retried.data?["booking"]?["id"] == walkIn.data?["booking"]?["id"], "a retry books once")
+            // The rider later signs in with an SMS code and finds the booking.
+            let rider = try await BookingFlowTests.phoneSignIn(stack, "+375297770011", first: "Olga", last: "Walker")
+            let upcoming = try await stack.client.call("booking.history", data: ["filter": "upcoming"], token: rider, idempotent: true)
+            #expect(upcoming.data?["items"]?[0]?["id"] == walkIn.data?["booking"]?["id"])
+
+            // 2. A pass credited by hand (a cash sale of five sessions), and a debit too large.
+            let credited = try await stack.client.call(
+                "booking.staff.pass.adjust", data: ["user": .string(riderID), "sessions": 5, "reason": "sold 5 sessions for cash"], token: staff, idem: "adj-1")
+            #expect(credited.data?["sessions"] == 5, "\(credited.error?.message ?? "")")
+            let tooMuch = try await stack.client.call(
+                "booking.staff.pass.adjust", data: ["user": .string(riderID), "sessions": -9, "reason": "oops"], token: staff, idem: "adj-2")
+            #expect(tooMuch.error?.details["reason"] == "insufficient")
+            let stranger = try await stack.client.call(
+                "booking.staff.pass.adjust", data: ["user": "usr_nobody", "sessions": 1, "reason": "x"], token: staff, idem: "adj-3")
+            #expect(stranger.error?.code == .notFound)
+
+            // 3. Booked from the pass for the afternoon; a storm closes it: refunds and events.
+            let afternoon = [slots[1], slots[2]]
+            var stormBookings: [String] = []
+            for slot in afternoon {
+                let made = try await stack.client.call(
+                    "booking.staff.book", data: ["user": .string(riderID), "cable": "reverse-2", "start": slot["start"]!, "payWith": "pass"], token: staff)
+                stormBookings.append(try #require(made.data?["booking"]?["id"]?.stringValue, "\(made.error?.message ?? "")"))
+            }
+            #expect(try await stack.client.call("booking.pass.get", token: rider, idempotent: true).data?["sessions"] == 3)
+            let storm = try await stack.client.call(
+                "booking.staff.blocks.add",
+                data: ["start": afternoon[0]["start"]!, "end": afternoon[1]["end"]!, "reason": "storm", "cancelBookings": true], token: staff)
+            #expect(Set(storm.data?["cancelled"]?.arrayValue?.compactMap(\.stringValue) ?? []) == Set(stormBookings), "\(storm.error?.message ?? "")")
+            #expect(try await stack.client.call("booking.pass.get", token: rider, idempotent: true).data?["sessions"] == 5)
+            let cancelled = try await stack.client.call("booking.history", data: ["filter": "cancelled"], token: rider, idempotent: true)
+            #expect(cancelled.data?["items"]?.arrayValue?.filter { $0["status"] == "cancelled_by_park" }.count == 2)
+
+            // 4. The walk-in trained; marked a no-show by mistake, corrected to attended.
+            let walkInID = try #require(walkIn.data?["booking"]?["id"]?.stringValue)
+            try await Self.start(stack, walkInID)
+            let noShow = try await stack.client.call(
+                "booking.staff.mark", data: ["booking": .string(walkInID), "outcome": "no_show", "reason": "not at the cable"], token: staff)
+            #expect(noShow.data?["status"] == "no_show", "\(noShow.error?.message ?? "")")
+            let attended = try await stack.client.call(
+                "booking.staff.mark", data: ["booking": .string(walkInID), "outcome": "attended", "reason": "was on reverse 2 by mistake"], token: staff)
+            #expect(attended.data?["status"] == "attended")
+
+            // The rider's page at the desk: pass, ledger with who did what, bookings, actions.
+            let page = try await stack.client.call("booking.staff.rider", data: ["user": .string(riderID)], token: staff, idempotent: true)
+            #expect(page.data?["rider"]?["phone"] == "+375297770011")
+            let ledger = page.data?["pass"]?["recent"]?.arrayValue ?? []
+            let kinds = ledger.reversed().map { $0["kind"]?.stringValue ?? "" }
+            #expect(kinds == ["cash", "booking", "adjustment", "booking", "booking", "refund", "refund", "forfeit"], "\(kinds)")
+            #expect(ledger.first { $0["kind"] == "cash" }?["actor"] == .string(staffID))
+            #expect(ledger.first { $0["kind"] == "adjustment" }?["reason"] == "sold 5 sessions for cash")
+            let actions = (page.data?["actions"]?.arrayValue ?? []).reversed().map { $0["action"]?.stringValue ?? "" }
+            #expect(
+                actions == [
+                    "booking.booked", "pass.adjusted", "booking.booked", "booking.booked", "booking.cancelled_by_park", "booking.cancelled_by_park",
+                    "booking.marked", "booking.mark_corrected",
+                ], "\(actions)")
+            #expect(page.data?["actions"]?.arrayValue?.allSatisfy { $0["actor"] == .string(staffID) } == true)
+            let log = try await stack.client.call("booking.staff.actions", data: ["booking": .string(walkInID)], token: staff, idempotent: true)
+            #expect(log.data?["items"]?[0]?["reason"] == "was on reverse 2 by mistake")
+            // Riders see their own ledger with staff's reasons, never the staff member.
+            let own = try await stack.client.call("booking.pass.get", token: rider, idempotent: true)
+            #expect(own.data?["recent"]?.arrayValue?.allSatisfy { $0["actor"] == nil } == true)
+            #expect(try await stack.client.call("booking.staff.rider", data: ["user": .string(riderID)], token: rider, idempotent: true).error?.code == .forbidden)
+        }
+    }
+}
