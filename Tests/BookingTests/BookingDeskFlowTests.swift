@@ -126,3 +126,104 @@ struct BookingDeskFlowTests {
         }
     }
 }
+
+/// The rider's rules through the gateway: each refusal, payment from the balance, the
+/// copied cancellation rule, the two-hour boundary, a DST night and history paging.
+@Suite("Booking: the rider's rules through the gateway", .serialized)
+struct BookingRulesFlowTests {
+    static func shift(_ stack: TestStack, _ id: String, startsIn seconds: TimeInterval) async throws {
+        let database = try DatabaseQueue(path: stack.configuration.dataDirectoryURL.appendingPathComponent("booking.sqlite").path)
+        let start = Date().addingTimeInterval(seconds)
+        try await database.write { db in
+            try db.execute(
+                sql: "UPDATE booking SET start_at = ?, end_at = ? WHERE id = ?",
+                arguments: [Instant.format(start), Instant.format(start.addingTimeInterval(1_800)), id])
+        }
+    }
+
+    @Test("refusals, the balance, the copied rule, the two-hour boundary, a DST night and history pages")
+    func riderRules() async throws {
+        try await BookingFlowTests.Park.with(capacity: 2) { park in
+            let stack = park.stack
+            let admin = park.admin
+            func update(_ data: JSONValue) async throws {
+                let reply = try await stack.client.call("booking.admin.park.update", data: data, token: admin)
+                #expect(reply.ok, "\(reply.error?.message ?? "")")
+            }
+            func book(_ token: String, _ start: JSONValue, cable: String = "reverse-1") async throws -> Reply.Parsed {
+                try await stack.client.call("booking.create", data: ["cable": .string(cable), "start": start], token: token)
+            }
+            let rider = try await BookingFlowTests.signUp(stack, "rules@park.example")
+            // Paying from the money balance: 50 BYN, 25 BYN a session.
+            #expect(try await stack.client.call("booking.pass.topup", data: ["package": "credit-50"], token: rider, idem: "c").ok)
+            let slots = try await BookingFlowTests.bookableSlots(stack.client)
+            let far = slots.filter { (Instant.parse($0["start"]?.stringValue ?? "") ?? Date()).timeIntervalSinceNow > 5 * 3_600 }
+            #expect(far.count >= 10)
+            let paid = try await book(rider, far[0]["start"]!)
+            #expect(paid.data?["paidWith"] == "balance", "\(paid.error?.message ?? "")")
+            #expect(try await stack.client.call("booking.pass.get", token: rider, idempotent: true).data?["balance"]?["minor"] == 2_500)
+            #expect(try await stack.client.call("booking.pass.topup", data: ["package": "ten"], token: rider, idem: "t").ok)
+
+            // Each refusal, with its reason.
+            let yesterday = try #require(LocalDate(String(Instant.format(Date().addingTimeInterval(-86_400)).prefix(10))))
+            #expect(try await book(rider, .string("\(yesterday)T09:00:00Z")).error?.details["reason"] == "past")
+            let later = try await book(rider, .string("\(yesterday.adding(days: 21))T09:00:00Z"))
+            #expect(later.error?.details["reason"] == "not_open_yet")
+            #expect(try await book(rider, far[0]["start"]!, cable: "reverse-1").error?.details["reason"] == "already_booked")
+            try await update(["maxBookingsPerDay": 1])
+            // A day with two free slots, the first booked (far[0] already is, on its day).
+            let day = try #require(Dictionary(grouping: far.dropFirst(6)) { $0["date"]?.stringValue ?? "" }.values.first { $0.count >= 2 })
+            if day[0]["date"] != far[0]["date"] { #expect(try await book(rider, day[0]["start"]!).ok) }
+            #expect(try await book(rider, day[1]["start"]!).error?.details["reason"] == "daily_limit")
+            try await update(["maxBookingsPerDay": 4, "minimumNoticeMinutes": 600])
+            let soon = try #require(slots.first)
+            #expect(try await book(rider, soon["start"]!).error?.details["reason"] == "minimum_notice")
+            try await update(["minimumNoticeMinutes": 0])
+
+            // The cancellation rule is copied onto the booking: a stricter policy later does
+            // not make its cancellation late.
+            let kept = try #require(try await book(rider, far[1]["start"]!).data)
+            try await update(["freeCancellationSeconds": 604_800])
+            let cancelled = try await stack.client.call("booking.cancel", data: ["booking": kept["id"]!], token: rider)
+            #expect(cancelled.data?["status"] == "cancelled" && cancelled.data?["freeCancellationUntil"] == kept["freeCancellationUntil"])
+            try await update(["freeCancellationSeconds": 7_200])
+
+            // The two-hour boundary: just over two hours before is free, just under is late.
+            for (offset, expected) in [(7_230.0, "cancelled"), (7_170.0, "late_cancelled")] {
+                let made = try #require(try await book(rider, far[2]["start"]!, cable: "reverse-2").data?["id"]?.stringValue)
+                try await Self.shift(stack, made, startsIn: offset)
+                let reply = try await stack.client.call("booking.cancel", data: ["booking": .string(made)], token: rider)
+                #expect(reply.data?["status"] == .string(expected), "\(offset) s before: \(reply.error?.message ?? "")")
+            }
+
+            // History: past and cancelled, newest first, paged without loss or repeat.
+            for (index, slot) in far.dropFirst(3).prefix(3).enumerated() {
+                let made = try #require(try await book(rider, slot["start"]!).data?["id"]?.stringValue)
+                try await Self.shift(stack, made, startsIn: -Double(index + 1) * 86_400)
+            }
+            for filter in ["past", "cancelled"] {
+                var seen: [JSONValue] = []
+                var cursor: JSONValue = .null
+                repeat {
+                    var data: [String: JSONValue] = ["filter": .string(filter), "limit": 2]
+                    if cursor != .null { data["cursor"] = cursor }
+                    let page = try await stack.client.call("booking.history", data: .object(data), token: rider, idempotent: true)
+                    seen += page.data?["items"]?.arrayValue ?? []
+                    cursor = page.data?["next"] ?? .null
+                } while cursor != .null
+                let starts = seen.compactMap { $0["start"]?.stringValue }
+                #expect(starts.count == 3 && starts == starts.sorted(by: >) && Set(seen.compactMap { $0["id"] }).count == 3, "\(filter): \(starts)")
+            }
+
+            // A DST night in a zone with DST: 02:00–03:00 does not exist on 2027-03-28.
+            try await update(["timeZone": "Europe/Berlin", "horizonDays": 365, "slotMinutes": 30])
+            let night = try await stack.client.call("booking.slots", data: ["date": "2027-03-28", "cable": "reverse-1"], idempotent: true)
+            let starts = BookingFlowTests.flatten(night.data ?? .null).compactMap { $0["localStart"]?.stringValue }
+            #expect(!starts.contains("02:00") && !starts.contains("02:30") && starts.contains("01:30") && starts.contains("03:00"))
+            let lastBeforeGap = try await book(rider, "2027-03-28T00:30:00Z")
+            #expect(lastBeforeGap.data?["localStart"] == "01:30" && lastBeforeGap.data?["localEnd"] == "03:00", "\(lastBeforeGap.error?.message ?? "")")
+            let back = try await stack.client.call("booking.slots", data: ["date": "2027-10-31", "cable": "reverse-1"], idempotent: true)
+            #expect(BookingFlowTests.flatten(back.data ?? .null).filter { $0["localStart"] == "02:00" }.count == 1)
+        }
+    }
+}
