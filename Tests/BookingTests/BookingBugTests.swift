@@ -119,6 +119,13 @@ struct BookingBugTests {
             #expect(passes == 0)
             // 10 sessions, 3 booked, the future one refunded: 8 left, closed; and the 50 BYN.
             #expect(closure?["sessions_delta"] == -8 && closure?["amount_minor_delta"] == -5_000)
+            // The future booking's cancellation is published without the user id.
+            let events = try await booking.runtime.pool.read { db in
+                try String.fetchAll(db, sql: "SELECT data FROM platform_event WHERE type = 'booking.cancelled'")
+            }
+            let published = try events.map { try JSONParser.parse(Data($0.utf8)) }
+            #expect(published.count == 1 && published.first?["userId"] == "deleted" && published.first?["status"] == "cancelled")
+            #expect(published.first?["bookingId"] == ids[2] && !events.contains { $0.contains("leaver") })
 
             // Staff act on the started bookings: statuses change, no pass appears.
             let cancelled = try await booking.call("booking.staff.cancel", data: ["booking": ids[0] ?? nil, "reason": "storm"], as: Ops.staff)

@@ -54,17 +54,16 @@ public enum BookingService {
                 try db.execute(
                     sql: "UPDATE booking SET status = 'cancelled', cancelled_at = ?, change_version = ? WHERE id = ?",
                     arguments: [now, try ChangeFeed.stamp(db), booking.id])
+                // Published after the commit, already without the user id.
+                var cancelled = booking
+                (cancelled.userId, cancelled.status, cancelled.cancelledAt) = (DeletedRider.id, BookingStatus.cancelled.rawValue, now)
+                try Outbox.append(db, type: "booking.cancelled", data: cancelled.eventData)
             }
             try PassLedger.close(db, user: user, at: now)
             for table in ["booking", "ledger", "payment", "staff_action"] {
                 try db.execute(sql: "UPDATE \(table) SET user_id = ? WHERE user_id = ?", arguments: [DeletedRider.id, user])
             }
             try db.execute(sql: "DELETE FROM pass WHERE user_id = ?", arguments: [user])
-            for booking in future {
-                guard var cancelled = try BookingView.load(db, id: booking.id) else { continue }
-                cancelled.userId = DeletedRider.id
-                try Outbox.append(db, type: "booking.cancelled", data: cancelled.eventData)
-            }
             try MediaCatalog.forget(db, user: user)
             state.changed(db)
         }

@@ -7,6 +7,13 @@ import Platform
 public enum ParkDates {
     public static let years = 1970...9998
 
+    /// A UTC window holding every instant of a local date in any zone (offsets run from
+    /// -12 to +14 hours), opened `earlier` seconds before, for bounded scans by instant.
+    public static func utcWindow(of date: LocalDate, earlier: Int64 = 0) -> (from: String, to: String) {
+        let midnight = date.daysSinceEpoch * 86_400_000
+        return (Instant.format(epochMilliseconds: midnight - 14 * 3_600_000 - earlier * 1_000), Instant.format(epochMilliseconds: midnight + 36 * 3_600_000))
+    }
+
     /// The date in `text`, or `validation_failed` on `field`.
     public static func parse(_ text: String, field: String) throws -> LocalDate {
         guard let date = LocalDate(text) else { throw ServiceError.invalid(field, "not a date") }

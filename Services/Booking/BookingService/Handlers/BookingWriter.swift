@@ -50,8 +50,7 @@ struct BookingPlan: Sendable {
         start = Instant.format(slot.start)
         end = Instant.format(slot.end)
         earliestOverlapping = Instant.format(slot.start.addingTimeInterval(-4 * 3_600))
-        let midnight = slot.date.daysSinceEpoch * 86_400_000
-        dayWindow = (Instant.format(epochMilliseconds: midnight - 14 * 3_600_000), Instant.format(epochMilliseconds: midnight + 36 * 3_600_000))
+        dayWindow = ParkDates.utcWindow(of: slot.date)
         freeCancellationUntil = Instant.format(slot.start.addingTimeInterval(-TimeInterval(park.policy.freeCancellationSeconds)))
         createdAt = Instant.format(now)
         self.id = id ?? RecordID.make(prefix: "bkg", at: now)

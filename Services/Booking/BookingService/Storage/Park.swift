@@ -90,15 +90,9 @@ struct DayOccupancy {
     /// Blocked periods: (cable or nil for all, start, end).
     var blocks: [(cable: String?, start: String, end: String)]
 
-    /// Every instant of a local date lies within this UTC window (offsets run from -12 to
-    /// +14 hours), widened by the longest slot (4 hours) for bookings that start before it.
-    static func window(of date: LocalDate) -> (from: String, to: String) {
-        let midnight = date.daysSinceEpoch * 86_400_000
-        return (Instant.format(epochMilliseconds: midnight - 18 * 3_600_000), Instant.format(epochMilliseconds: midnight + 36 * 3_600_000))
-    }
-
     static func load(_ db: Database, date: LocalDate, cables: [String]) throws -> DayOccupancy {
-        let window = Self.window(of: date)
+        // Bookings that start up to 4 hours (the longest slot) before the day may reach into it.
+        let window = ParkDates.utcWindow(of: date, earlier: 4 * 3_600)
         var bookings: [String: [Occupancy.Interval]] = [:]
         for cable in cables {
             bookings[cable] = try Row.fetchAll(
