@@ -70,6 +70,9 @@ var targets: [Target] = [
         name: "BookingTests", dependencies: ["BookingService", "AuthService", "Platform", "SharedTesting", grdb, logging, lifecycle],
         path: "Tests/BookingTests", exclude: ["Fixtures"]),
     .testTarget(
+        name: "GoalsTests", dependencies: ["GoalsService", "Platform", "SharedTesting", grdb, logging, lifecycle],
+        path: "Tests/GoalsTests"),
+    .testTarget(
         name: "IntegrationTests",
         dependencies: ["Platform", "ZeroMQ", "SharedTesting"],
         path: "Tests/IntegrationTests"),

@@ -70,9 +70,11 @@ struct AuthFlowTests {
     }
 
     /// Registers with auth in process and returns the tokens.
-    static func register(_ auth: InProcessService, _ email: String, password: String = "secret-pass-1") async throws -> JSONValue {
+    static func register(
+        _ auth: InProcessService, _ email: String, password: String = "secret-pass-1", timeout: Duration = .seconds(5)
+    ) async throws -> JSONValue {
         let reply = try await auth.client.call(
-            "auth.register", data: registration(email, challenge: try await solvedChallenge(auth), password: password))
+            "auth.register", data: registration(email, challenge: try await solvedChallenge(auth), password: password), timeout: timeout)
         #expect(reply.ok, "\(reply.error?.message ?? "") \(reply.error?.fields ?? [:])")
         return try #require(reply.data)
     }

@@ -172,12 +172,15 @@ struct AuthHardeningTests {
         // the attempt is counted and the hash started well within it, and ends after it.
         let production: (inout AuthSettings) -> Void = { $0.scryptLogN = 17 }
         try await AuthFlowTests.inProcess(configuration: configuration, settings: production) { auth in
-            _ = try await AuthFlowTests.register(auth, "slow@example.com")
+            // Hashes of every suite running beside this one share the process's hashing
+            // threads: a production-cost hash may wait well beyond the usual 5 s.
+            _ = try await AuthFlowTests.register(auth, "slow@example.com", timeout: .seconds(60))
         }
         configuration.requestDeadlineMs = 150
         try await AuthFlowTests.inProcess(configuration: configuration, settings: production) { auth in
             for password in ["secret-pass-1", "wrong-pass-1"] {
-                let reply = try await auth.client.call("auth.login", data: ["email": "slow@example.com", "password": .string(password)])
+                let reply = try await auth.client.call(
+                    "auth.login", data: ["email": "slow@example.com", "password": .string(password)], timeout: .seconds(30), attempts: 1)
                 #expect(reply.error?.code == .timeout, "\(password): \(reply.error?.code.rawValue ?? "ok")")
             }
             // Let the hashes finish and anything they would write commit.

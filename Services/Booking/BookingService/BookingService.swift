@@ -65,6 +65,7 @@ public enum BookingService {
             }
             try db.execute(sql: "DELETE FROM pass WHERE user_id = ?", arguments: [user])
             try MediaCatalog.forget(db, user: user)
+            try IdempotencyStore.forget(db, user: user)
             state.changed(db)
         }
     }

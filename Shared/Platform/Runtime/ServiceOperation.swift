@@ -53,6 +53,16 @@ public struct ServiceOperation: Sendable {
         return copy
     }
 
+    /// ``answeringFromMemory(_:_:)`` for answers that depend on the caller: `answer` gets
+    /// the request's context, already authenticated and authorized.
+    public func answeringFromMemory<Request: Decodable & Sendable>(
+        _ type: Request.Type, _ answer: @escaping @Sendable (RequestContext, Request) -> Data?
+    ) -> ServiceOperation {
+        var copy = self
+        copy.fastPath = { context, data in (try? decodeRequest(Request.self, from: data)).flatMap { answer(context, $0) } }
+        return copy
+    }
+
     init(
         name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema, mode: Mode,
         execute: @escaping @Sendable (RequestContext, JSONValue) async throws -> Data,

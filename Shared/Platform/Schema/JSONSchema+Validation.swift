@@ -48,11 +48,13 @@ extension JSONSchema {
             // walk over grapheme clusters) is needed only when the bytes cannot decide, which
             // keeps a long string (an image's base64) from being walked for nothing.
             let bytes = text.utf8.count
-            if minLength > 0 && (bytes < minLength || (minLength > 1 && text.count < minLength)) {
+            // Lengths count Unicode code points, as JSON Schema does (counting grapheme
+            // clusters would let a base letter carry any number of combining marks).
+            if minLength > 0 && (bytes < minLength || (minLength > 1 && text.unicodeScalars.count < minLength)) {
                 problems[field] = minLength == 1 ? "must not be empty" : "must have at least \(minLength) characters"
-            } else if bytes > maxLength && text.count > maxLength {
+            } else if bytes > maxLength && text.unicodeScalars.count > maxLength {
                 problems[field] = "must have at most \(maxLength) characters"
-            } else if JSONSchema.containsControlCharacter(text) {
+            } else if JSONSchema.containsControlCharacter(text, allowingLineBreaks: format == .multiline) {
                 problems[field] = "must not contain control characters"
             } else if let format, !format.accepts(text) {
                 problems[field] = format.problem
@@ -142,10 +144,14 @@ extension JSONSchema {
     /// U+007F–U+009F), read from its UTF-8 bytes: a byte under 0x20, 0x7F, or 0xC2 followed
     /// by 0x80–0x9F. Asking each scalar its Unicode properties took 60% of an image
     /// upload's time.
-    static func containsControlCharacter(_ text: String) -> Bool {
+    static func containsControlCharacter(_ text: String, allowingLineBreaks: Bool = false) -> Bool {
         func scan(_ bytes: some Sequence<UInt8>) -> Bool {
             var previous: UInt8 = 0
             for byte in bytes {
+                if allowingLineBreaks && (byte == 0x0A || byte == 0x0D || byte == 0x09) {
+                    previous = byte
+                    continue
+                }
                 if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte >= 0x80 && byte <= 0x9F) { return true }
                 previous = byte
             }

@@ -41,6 +41,11 @@ public struct JSONSchema: Sendable {
         JSONSchema(.string(minLength: minLength, maxLength: maxLength, format: format, allowed: nil))
     }
 
+    /// Text for people of 0 to `maxLength` characters that may hold line breaks and tabs.
+    public static func text(minLength: Int = 0, maxLength: Int = 4_000) -> JSONSchema {
+        string(minLength: minLength, maxLength: maxLength, format: .multiline)
+    }
+
     /// A string that must be one of `values`.
     public static func oneOf(_ values: [String]) -> JSONSchema {
         JSONSchema(.string(minLength: 0, maxLength: 1_000, format: nil, allowed: values))
@@ -70,6 +75,16 @@ public struct JSONSchema: Sendable {
         return copy
     }
 
+    /// An object schema with more members (a view with a few extra fields); other
+    /// schemas come back unchanged.
+    public func adding(_ members: [String: JSONSchema], required extra: [String] = []) -> JSONSchema {
+        guard case .object(let properties, let required, let additional) = kind else { return self }
+        var copy = JSONSchema(.object(properties: properties.merging(members) { _, new in new }, required: required.union(extra), additional: additional))
+        copy.summary = summary
+        copy.isNullable = isNullable
+        return copy
+    }
+
     /// The same schema, also accepting `null`.
     public func nullable() -> JSONSchema {
         var copy = self
@@ -94,6 +109,9 @@ public enum StringFormat: String, Sendable {
     case timeZone = "time-zone"
     /// An ISO 4217 currency code (`RUB`).
     case currency
+    /// Free text for people that may hold line breaks and tabs (a comment, a plan's
+    /// text); other control characters are still refused.
+    case multiline
 
     /// Whether `text` has this format.
     public func accepts(_ text: String) -> Bool {
@@ -105,6 +123,7 @@ public enum StringFormat: String, Sendable {
         case .e164: return Formats.isE164(text)
         case .timeZone: return TimeZone(identifier: text) != nil && text.contains("/") || text == "UTC"
         case .currency: return Currency.isKnown(text)
+        case .multiline: return true
         }
     }
 
@@ -117,6 +136,7 @@ public enum StringFormat: String, Sendable {
         case .e164: "not a phone number in E.164 form (+ and 8 to 15 digits)"
         case .timeZone: "not an IANA time zone name"
         case .currency: "not an ISO 4217 currency code"
+        case .multiline: "not text"
         }
     }
 }

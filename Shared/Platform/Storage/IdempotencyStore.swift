@@ -37,6 +37,14 @@ public enum IdempotencyStore {
         ).execute(arguments: [scope, key, op, requestHash, String(decoding: reply, as: UTF8.self), Instant.format(date)])
     }
 
+    /// Forgets what a deleted account left in stored replies: its own keys, and every reply
+    /// that names its id (another user's retry must not bring its data back). A scan of
+    /// the week's replies, run once per deletion.
+    public static func forget(_ db: Database, user: String) throws {
+        try db.execute(sql: "DELETE FROM platform_idempotency WHERE scope = ?", arguments: ["user:\(user)"])
+        try db.execute(sql: "DELETE FROM platform_idempotency WHERE instr(reply, ?) > 0", arguments: ["\"\(user)\""])
+    }
+
     /// Deletes keys older than `age`; returns how many were removed.
     ///
     /// Rows are appended in the order they are written, so the oldest keys have the lowest

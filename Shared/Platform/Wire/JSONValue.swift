@@ -160,3 +160,9 @@ public struct RawJSON: Encodable, Sendable {
         try container.encode(try JSONParser.parse(bytes))
     }
 }
+
+/// A tree writes itself: encoding one (a reply or an event built as a tree) goes straight
+/// to bytes instead of through the `Encoder` protocol and back into a tree.
+extension JSONValue: JSONWritable {
+    public func writeJSON(to output: inout [UInt8]) { write(to: &output) }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import GRDB
+import Platform
+import Synchronization
+
+/// Recent answers of the busiest reads (`goals.dashboard`, `goals.calendar`), served from
+/// the socket thread. Every commit to the database empties it (a transaction observer on
+/// the writer), so an answer is never older than the last write; entries also expire
+/// after a second, since "today" moves at midnight without any write. A generation number
+/// keeps a read that raced with a commit from storing what it read before it.
+final class GoalsReadCache: Sendable {
+    private struct State {
+        var generation = 0
+        var entries: [String: (generation: Int, until: ContinuousClock.Instant, data: Data)] = [:]
+    }
+
+    /// At most this many answers are kept; beyond, the cache starts again.
+    static let capacity = 20_000
+    /// How long an answer is served.
+    static let lifetime = Duration.seconds(1)
+
+    private let state = Mutex(State())
+
+    /// The current generation, to pass back when storing what was read after it.
+    var generation: Int { state.withLock { $0.generation } }
+
+    /// The answer kept for `key`, if it is still current.
+    func answer(_ key: String) -> Data? {
+        state.withLock { state in
+            guard let entry = state.entries[key], entry.generation == state.generation, entry.until > .now else { return nil }
+            return entry.data
+        }
+    }
+
+    /// Keeps `data` for `key` unless a commit happened since `generation` was read.
+    func store(_ key: String, _ data: Data, generation: Int) {
+        state.withLock { state in
+            guard generation == state.generation else { return }
+            if state.entries.count >= Self.capacity { state.entries.removeAll(keepingCapacity: true) }
+            state.entries[key] = (generation, .now + Self.lifetime, data)
+        }
+    }
+
+    /// Called after every commit.
+    func committed() {
+        state.withLock { state in
+            state.generation &+= 1
+            state.entries.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Runs `read`, keeps its encoded answer under `key` and returns it as raw JSON.
+    func remember(_ key: String, _ read: () throws -> JSONValue) throws -> RawJSON {
+        let generation = self.generation
+        let data = try WireJSON.encode(try read())
+        store(key, data, generation: generation)
+        return RawJSON(data)
+    }
+
+    /// The observer to add to the service's database: it empties the cache at each commit.
+    var observer: some TransactionObserver { CommitObserver(cache: self) }
+
+    private final class CommitObserver: TransactionObserver {
+        let cache: GoalsReadCache
+        init(cache: GoalsReadCache) { self.cache = cache }
+        // Commits are told to every observer; no need to follow each row (that costs).
+        func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
+        func databaseDidChange(with event: DatabaseEvent) {}
+        func databaseDidCommit(_ db: Database) { cache.committed() }
+        func databaseDidRollback(_ db: Database) {}
+    }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import GRDB
+import Platform
+import SharedTesting
+import Testing
+
+@testable import GoalsService
+
+/// Regressions for what an attack over the wire found in the goals service (each test
+/// fails on the code before its fix).
+@Suite("Goals: the attack's findings")
+struct GoalsReviewTests {
+    typealias Flow = GoalsFlowTests
+
+    @Test("a sponsor whose offer was withdrawn no longer sees the goal, its plan or its facts, and cannot comment")
+    func withdrawnSponsorLosesSight() async throws {
+        try await Flow.with { goals in
+            let (goalID, _) = try await Flow.activeGoal(goals, recipient: "rec", sponsor: "kept")
+            try await Flow.sponsor(goals, "dropped")
+            let offer = try await Flow.ok(goals, "goals.propose", ["goalId": .string(goalID), "sponsor": "dropped", "reward": ["text": "x"]], as: Flow.user("rec"))
+            let before = try await Flow.ok(goals, "goals.changes", ["since": "0"], as: Flow.user("dropped"))
+            #expect(before["items"]?.arrayValue?.contains { $0["id"]?.stringValue == goalID } == true)
+            try await Flow.ok(goals, "goals.offer.withdraw", ["sponsorshipId": offer["id"]!], as: Flow.user("rec"))
+            try await Flow.ok(goals, "goals.admin.progress.set", ["goalId": .string(goalID), "percent": 40], as: Flow.admin)
+
+            let dropped = Flow.user("dropped")
+            for (op, data) in [
+                ("goals.get", ["goalId": .string(goalID)]), ("goals.dashboard", ["goalId": .string(goalID)]),
+                ("goals.items.list", ["goalId": .string(goalID)]), ("goals.comments.add", ["with": "rec", "text": "still here"]),
+            ] as [(String, JSONValue)] {
+                #expect(try await goals.call(op, data: data, as: dropped).error?.code == .notFound, "\(op)")
+            }
+            let feed = try await Flow.ok(goals, "goals.feed", ["with": "rec"], as: dropped)
+            var kinds: [String] = []
+            for entry in feed["entries"]?.arrayValue ?? [] { kinds.append(entry["kind"]?.stringValue ?? "?") }
+            #expect(!kinds.contains("progress") && !kinds.contains("created"), "\(kinds)")
+            #expect(kinds.contains("withdrawn"), "the pair's own history stays readable")
+            #expect(try await Flow.ok(goals, "goals.sponsor.recipients", as: dropped)["recipients"] == [])
+            #expect(try await Flow.ok(goals, "goals.offers", as: dropped)["goals"] == [])
+            let after = try await Flow.ok(goals, "goals.changes", ["since": before["next"]!], as: dropped)
+            #expect(after["items"]?.arrayValue?.contains { $0["id"]?.stringValue == goalID && $0["deleted"] == true } == true)
+        }
+    }
+
+    @Test("a deleted sponsor's words go everywhere: offer comments, feed texts and stored replies")
+    func deletedSponsorsWordsGo() async throws {
+        try await Flow.with { goals in
+            try await Flow.sponsor(goals, "talker")
+            let goal = try await Flow.ok(goals, "goals.create", ["type": "marathon"], as: Flow.user("rec"))
+            let proposal: JSONValue = ["goalId": goal["id"]!, "sponsor": "talker", "reward": ["text": "x"]]
+            let offer = try await goals.call("goals.propose", data: proposal, as: Flow.user("rec"), idem: "pk")
+            let sponsorship = try #require(offer.data?["id"])
+            try await Flow.ok(goals, "goals.reject", ["sponsorshipId": sponsorship, "kind": "ask_new_goal", "comment": "call +79991234567"], as: Flow.user("talker"))
+            try await Flow.ok(goals, "goals.revise", ["sponsorshipId": sponsorship, "comment": "ok"], as: Flow.user("rec"))
+            try await Flow.ok(goals, "goals.accept", ["sponsorshipId": sponsorship, "comment": "mail talker@example.com"], as: Flow.user("talker"))
+            try await Flow.ok(goals, "goals.admin.users.delete_data", ["userId": "talker"], as: Flow.admin)
+
+            let history = try await Flow.ok(goals, "goals.get", ["goalId": goal["id"]!], as: Flow.user("rec"))
+            #expect(!"\(history)".contains("79991234567") && !"\(history)".contains("talker@example.com"))
+            let anonymous = try #require(history["goal"]?["sponsorships"]?[0]?["sponsor"]?["id"])
+            let feed = try await Flow.ok(goals, "goals.feed", ["with": anonymous], as: Flow.user("rec"))
+            #expect(!"\(feed)".contains("79991234567") && !"\(feed)".contains("talker@example.com"))
+            #expect(try await goals.call("goals.comments.add", data: ["with": anonymous, "text": "to a ghost"], as: Flow.user("rec")).error?.code == .notFound)
+            let retry = try await goals.call("goals.propose", data: proposal, as: Flow.user("rec"), idem: "pk")
+            #expect(!"\(retry)".contains("Sponsor talker"), "a retry does not bring the deleted sponsor's name back")
+        }
+    }
+
+    @Test("the goal's offline copy follows what it embeds: sponsorships and the plan's progress")
+    func goalVersionFollowsEmbeddedRows() async throws {
+        try await Flow.with { goals in
+            let (goalID, sponsorship) = try await Flow.activeGoal(goals, recipient: "rec", sponsor: "payer")
+            let start = try await Flow.ok(goals, "goals.changes", ["since": "0"], as: Flow.user("rec"))
+            try await Flow.ok(goals, "goals.admin.progress.set", ["goalId": .string(goalID), "percent": 100], as: Flow.admin)
+            let middle = try await Flow.ok(goals, "goals.changes", ["since": start["next"]!], as: Flow.user("rec"))
+            try await Flow.ok(goals, "goals.reward.paid", ["sponsorshipId": .string(sponsorship)], as: Flow.user("payer"))
+            let page = try await Flow.ok(goals, "goals.changes", ["since": middle["next"]!], as: Flow.user("rec"))
+            let goal = page["items"]?.arrayValue?.first { $0["entity"] == "goal" }
+            #expect(goal?["data"]?["sponsorships"]?[0]?["rewardStatus"] == "paid")
+        }
+    }
+
+    @Test("lengths count code points: combining marks cannot stretch a 100-character name")
+    func combiningMarks() async throws {
+        try await Flow.with { goals in
+            let name = "Sponsor" + String(repeating: "\u{0301}", count: 500)
+            let reply = try await goals.call("goals.sponsor.profile.save", data: ["name": .string(name), "kind": "person", "group": "family"], as: Flow.user("s"))
+            #expect(reply.error?.fields["name"] != nil)
+            let goal = try await goals.call(
+                "goals.create", data: ["type": "custom", "settings": ["goal": .string("x" + String(repeating: "\u{0301}", count: 600))]], as: Flow.user("r"))
+            #expect(goal.error?.fields["settings.goal"] != nil)
+        }
+    }
+
+    @Test("an admin making a checked item uncheckable tells both sides like an uncheck; a blank failure reason is refused")
+    func adminEdits() async throws {
+        try await Flow.with { goals in
+            let (goalID, _) = try await Flow.activeGoal(goals, recipient: "rec", sponsor: "spo")
+            let added = try await Flow.ok(
+                goals, "goals.admin.items.add", ["goalId": .string(goalID), "items": [["kind": "recommendation", "text": "Walk", "checkable": true]]], as: Flow.admin)
+            let item = try #require(added["items"]?[0]?["id"])
+            try await Flow.ok(goals, "goals.items.check", ["itemId": item, "done": true], as: Flow.user("rec"))
+            let updated = try await Flow.ok(goals, "goals.admin.items.update", ["itemId": item, "checkable": false], as: Flow.admin)
+            #expect(updated["done"] == false)
+            let feed = try await Flow.ok(goals, "goals.feed", ["with": "spo", "limit": 1], as: Flow.user("rec"))
+            #expect(feed["entries"]?[0]?["kind"] == "unchecked")
+            let events = try await goals.runtime.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_event WHERE type = 'goals.item.unchecked'") }
+            #expect(events == 1)
+            let blank = try await goals.call("goals.admin.fail", data: ["goalId": .string(goalID), "reason": "   "], as: Flow.admin)
+            #expect(blank.error?.fields["reason"] != nil)
+        }
+    }
+
+    @Test("a sponsor answers the round they saw: a revision in between is conflict offer_changed")
+    func answerNamesTheRound() async throws {
+        try await Flow.with { goals in
+            try await Flow.sponsor(goals, "careful")
+            let goal = try await Flow.ok(goals, "goals.create", ["type": "marathon"], as: Flow.user("rec"))
+            let offer = try await Flow.ok(goals, "goals.propose", ["goalId": goal["id"]!, "sponsor": "careful", "reward": ["text": "x"]], as: Flow.user("rec"))
+            #expect(offer["round"] == 1)
+            try await Flow.ok(goals, "goals.revise", ["sponsorshipId": offer["id"]!, "type": "ironman"], as: Flow.user("rec"))
+            let stale = try await goals.call("goals.accept", data: ["sponsorshipId": offer["id"]!, "round": 1], as: Flow.user("careful"))
+            #expect(stale.error?.details["reason"] == "offer_changed" && stale.error?.details["round"] == 2)
+            #expect(try await Flow.ok(goals, "goals.accept", ["sponsorshipId": offer["id"]!, "round": 2], as: Flow.user("careful"))["state"] == "accepted")
+        }
+    }
+
+    @Test("profiles: a change of sex lets go of the other sex's options; a retired group's members still save")
+    func profileEdges() async throws {
+        try await Flow.with { goals in
+            let figure = try await Flow.ok(goals, "goals.admin.body_options.save", ["kind": "figure", "sex": "male", "title": "V"], as: Flow.admin)
+            try await Flow.ok(goals, "goals.profile.save", ["personal": ["sex": "male"], "figure": ["figure": figure["id"]!]], as: Flow.user("r"))
+            let switched = try await Flow.ok(goals, "goals.profile.save", ["personal": ["sex": "female"]], as: Flow.user("r"))
+            #expect(switched["figure"] == nil)
+            try await Flow.sponsor(goals, "member", group: "employers")
+            try await Flow.ok(goals, "goals.admin.groups.retire", ["id": "employers", "retired": true], as: Flow.admin)
+            try await Flow.sponsor(goals, "member", group: "employers")
+            #expect(try await goals.call("goals.sponsor.profile.save", data: ["name": "New", "kind": "employer", "group": "employers"], as: Flow.user("newcomer")).error?.fields["group"] != nil)
+        }
+    }
+
+    @Test("tracker records from the future are refused")
+    func futureActivity() async throws {
+        try await Flow.with { goals in
+            let reply = try await goals.call(
+                "goals.activities.import",
+                data: ["activities": [["source": "fitbit", "externalId": "f", "type": "run", "start": "3000-01-01T00:00:00Z", "durationSeconds": 60]]],
+                as: Flow.user("r"))
+            #expect(reply.error?.fields["activities[0].start"] != nil)
+            #expect(try await goals.call("goals.activities", data: ["from": "2027-01-02T00:00:00Z", "to": "2027-01-01T00:00:00Z"], as: Flow.user("r")).error?.fields["to"] != nil)
+        }
+    }
+}
