@@ -126,6 +126,10 @@ struct BookingBugTests {
             let published = try events.map { try JSONParser.parse(Data($0.utf8)) }
             #expect(published.count == 1 && published.first?["userId"] == "deleted" && published.first?["status"] == "cancelled")
             #expect(published.first?["bookingId"] == ids[2] && !events.contains { $0.contains("leaver") })
+            // Events stored before the deletion (top-ups, bookings) no longer name the rider.
+            let stored = try await booking.runtime.pool.read { db in try String.fetchAll(db, sql: "SELECT data FROM platform_event") }
+            #expect(stored.count >= 6 && !stored.contains { $0.contains("leaver") })
+            #expect(stored.filter { $0.contains(#""userId":"deleted""#) }.count >= 6)
 
             // Staff act on the started bookings: statuses change, no pass appears.
             let cancelled = try await booking.call("booking.staff.cancel", data: ["booking": ids[0] ?? nil, "reason": "storm"], as: Ops.staff)

@@ -123,6 +123,12 @@ struct BookingDeskFlowTests {
             let own = try await stack.client.call("booking.pass.get", token: rider, idempotent: true)
             #expect(own.data?["recent"]?.arrayValue?.allSatisfy { $0["actor"] == nil } == true)
             #expect(try await stack.client.call("booking.staff.rider", data: ["user": .string(riderID)], token: rider, idempotent: true).error?.code == .forbidden)
+            // An id neither auth nor the park knows is not found; staff do not credit themselves.
+            let unknownRider = try await stack.client.call("booking.staff.rider", data: ["user": "usr_nobody"], token: staff, idempotent: true)
+            #expect(unknownRider.error?.code == .notFound)
+            let selfCredit = try await stack.client.call(
+                "booking.staff.pass.adjust", data: ["user": .string(staffID), "sessions": 5, "reason": "mine"], token: staff)
+            #expect(selfCredit.error?.code == .forbidden)
         }
     }
 }

@@ -17,8 +17,10 @@ struct BookingOperationTests {
 
     /// Booking in process with a park open around the clock and no minimum notice (so
     /// tests find slots near and far whatever the hour).
-    static func withPark<T>(capacity: Int = 1, _ body: (InProcessService) async throws -> T) async throws -> T {
-        let booking = try await InProcessService(BookingService.definition(authEndpoint: nil, settings: .dev))
+    static func withPark<T>(
+        capacity: Int = 1, verifier: any TokenVerifier = TestTokenVerifier(), _ body: (InProcessService) async throws -> T
+    ) async throws -> T {
+        let booking = try await InProcessService(BookingService.definition(authEndpoint: nil, settings: .dev), verifier: verifier)
         do {
             let configured = try await booking.call(
                 "booking.admin.park.update",

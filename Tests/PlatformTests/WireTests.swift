@@ -72,6 +72,10 @@ struct WireTests {
     func instants() throws {
         #expect(Instant.format(epochMilliseconds: 1_795_341_600_123) == "2026-11-22T10:00:00.123Z")
         #expect(Instant.format(epochMilliseconds: -1) == "1969-12-31T23:59:59.999Z")
+        // Before 1970 a parsed instant is not exact in binary; it must not lose a millisecond.
+        for text in ["1969-12-31T23:59:59.123Z", "1900-02-28T01:02:03.001Z", "1970-01-01T00:00:00.001Z", "0001-01-01T00:00:00.999Z"] {
+            #expect(Instant.parse(text).map(Instant.format) == text)
+        }
         let parsed = try #require(Instant.parse("2026-11-22T13:00:00.123+03:00"))
         #expect(Instant.format(parsed) == "2026-11-22T10:00:00.123Z")
     }

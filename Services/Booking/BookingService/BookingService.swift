@@ -66,6 +66,10 @@ public enum BookingService {
             try db.execute(sql: "DELETE FROM pass WHERE user_id = ?", arguments: [user])
             try MediaCatalog.forget(db, user: user)
             try IdempotencyStore.forget(db, user: user)
+            // Events already stored (events.replay) keep what happened, not to whom.
+            try Outbox.redact(db, user: user, as: DeletedRider.id)
+            // Last: the refunds and the closure above post for the user.
+            try DeletedUsers.record(db, user: user, at: now)
             state.changed(db)
         }
     }

@@ -110,6 +110,23 @@ public enum Outbox {
         return events
     }
 
+    /// Replaces a deleted user's id by `replacement` wherever it stands as a JSON string in
+    /// the stored events, which `events.replay` serves for as long as they are kept: a
+    /// subscriber catching up later learns what happened, not to whom. Ids are written
+    /// as plain JSON strings (no characters to escape), so the quoted id is matched whole.
+    /// Returns how many events changed. Account deletions are rare: one scan of the table.
+    @discardableResult
+    public static func redact(_ db: Database, user: String, as replacement: String) throws -> Int {
+        guard !user.isEmpty, user.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C && $0 < 0x80 }),
+            replacement.utf8.allSatisfy({ $0 >= 0x20 && $0 != 0x22 && $0 != 0x5C && $0 < 0x80 })
+        else { return 0 }
+        let quoted = "\"\(user)\""
+        try db.execute(
+            sql: "UPDATE platform_event SET data = replace(data, ?, ?) WHERE instr(data, ?) > 0",
+            arguments: [quoted, "\"\(replacement)\"", quoted])
+        return db.changesCount
+    }
+
     /// The highest `seq` written so far (0 when none).
     public static func lastSeq(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM platform_event") ?? 0

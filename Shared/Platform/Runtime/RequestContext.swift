@@ -32,12 +32,14 @@ public struct RequestContext: Sendable {
     private let serviceLogger: Logger
     let pool: DatabasePool?
     let batcher: WriteBatcher?
+    /// Asked inside every write whether the caller's session was revoked meanwhile.
+    let verifier: (any TokenVerifier)?
 
     /// Creates a context (the runtime does this; tests may too).
     public init(
         requestID: String, op: String, principal: Principal?, idempotencyKey: String?, requestHash: String,
         receivedAt: Date = Date(), data: JSONValue = [:], clientAddress: String? = nil, logger: Logger, database: DatabasePool?,
-        batcher: WriteBatcher? = nil
+        batcher: WriteBatcher? = nil, verifier: (any TokenVerifier)? = nil
     ) {
         self.requestID = requestID
         self.op = op
@@ -50,6 +52,19 @@ public struct RequestContext: Sendable {
         self.serviceLogger = logger
         self.pool = database
         self.batcher = batcher ?? database.map { WriteBatcher(pool: $0) }
+        self.verifier = verifier
+    }
+
+    /// Throws `unauthenticated` when the caller's session was revoked after its token was
+    /// verified. Called at the start of every write transaction: revocations (signing
+    /// out, a password change, an account deletion, which auth publishes before
+    /// `auth.user.deleted`) are applied in write transactions of their own, so a request
+    /// either commits before them, and the deletion that follows sees and cleans what it
+    /// wrote, or finds its session revoked and writes nothing.
+    func requireLiveSession() throws {
+        if let principal, let verifier, verifier.isRevoked(session: principal.sessionID) {
+            throw ServiceError.unauthenticated("the session was revoked")
+        }
     }
 
     /// The service's database.
@@ -75,8 +90,15 @@ public struct RequestContext: Sendable {
     /// an `idem` key, the result is stored as the reply in the same transaction; if the
     /// key was already used for the same request, the stored reply comes back and `body`
     /// does not run; with another request it is a `conflict`.
-    public func commit<Result: Codable & Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
-        switch try await commitStoringReply(body) {
+    ///
+    /// The caller's session must still be live inside the transaction (see
+    /// ``requireLiveSession()``); `requiringLiveSession: false` is for the rare second
+    /// transaction that records what an outside system already did for the request (a
+    /// charged payment), which must be written even if the account went meanwhile.
+    public func commit<Result: Codable & Sendable>(
+        requiringLiveSession: Bool = true, _ body: @escaping @Sendable (Database) throws -> Result
+    ) async throws -> Result {
+        switch try await commitStoringReply(requiringLiveSession: requiringLiveSession, body) {
         case .fresh(let result, _): return result
         // Only a retry reads a stored reply back.
         case .replayed(let stored): return try WireJSON.decode(Result.self, from: stored)
@@ -106,11 +128,18 @@ public struct RequestContext: Sendable {
     }
 
     /// Runs `body` atomically in the service's next group commit, without idempotency
-    /// (for handlers whose replies must not be stored, e.g. ones carrying tokens).
-    public func write<Result: Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
+    /// (for handlers whose replies must not be stored, e.g. ones carrying tokens). The
+    /// caller's session must still be live, as for ``commit(requiringLiveSession:_:)``.
+    public func write<Result: Sendable>(
+        requiringLiveSession: Bool = true, _ body: @escaping @Sendable (Database) throws -> Result
+    ) async throws -> Result {
         _ = try database()
         guard let batcher else { throw ServiceError.internal(ref: requestID) }
-        return try await batcher.write(body)
+        guard requiringLiveSession, principal != nil, verifier != nil else { return try await batcher.write(body) }
+        return try await batcher.write { db in
+            try requireLiveSession()
+            return try body(db)
+        }
     }
 
     /// ``commit(_:)`` for a `.write` operation: returns the reply's JSON bytes. Without
@@ -131,11 +160,19 @@ public struct RequestContext: Sendable {
     }
 
     private func commitStoringReply<Result: Encodable & Sendable>(
-        _ body: @escaping @Sendable (Database) throws -> Result
+        requiringLiveSession: Bool = true, _ body: @escaping @Sendable (Database) throws -> Result
     ) async throws -> CommitOutcome<Result> {
         _ = try database()
         guard let batcher else { throw ServiceError.internal(ref: requestID) }
-        guard let key = idempotencyKey else { return .fresh(try await batcher.write(body), encoded: nil) }
+        let checked = requiringLiveSession && principal != nil && verifier != nil
+        guard let key = idempotencyKey else {
+            guard checked else { return .fresh(try await batcher.write(body), encoded: nil) }
+            return .fresh(
+                try await batcher.write { db in
+                    try requireLiveSession()
+                    return try body(db)
+                }, encoded: nil)
+        }
         let scope = idempotencyScope, op = self.op, hash = requestHash
         return try await batcher.write { db -> CommitOutcome<Result> in
             switch try IdempotencyStore.lookup(db, scope: scope, key: key, op: op, requestHash: hash) {
@@ -143,6 +180,7 @@ public struct RequestContext: Sendable {
             case .conflict: throw ServiceError.idempotencyConflict
             case .new: break
             }
+            if checked { try requireLiveSession() }
             let result = try body(db)
             // The reply is stored with the write, so it is encoded here, once.
             let reply = try WireJSON.encode(result)

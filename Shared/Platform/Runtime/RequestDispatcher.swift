@@ -78,7 +78,7 @@ public final class RequestDispatcher: Sendable {
         let context = RequestContext(
             requestID: request.id, op: request.op, principal: principal, idempotencyKey: request.idem, requestHash: hash,
             receivedAt: receivedAt, data: request.data, clientAddress: client, logger: logger, database: pool,
-            batcher: batcher)
+            batcher: batcher, verifier: verifier)
         return Prepared(operation: operation, context: context, data: request.data)
     }
 

@@ -112,6 +112,9 @@ public enum StringFormat: String, Sendable {
     /// Free text for people that may hold line breaks and tabs (a comment, a plan's
     /// text); other control characters are still refused.
     case multiline
+    /// A key chosen by people for others to type and put in URLs (a cable's id, a
+    /// package's): ASCII letters, digits, `-`, `_` and `.`.
+    case key
 
     /// Whether `text` has this format.
     public func accepts(_ text: String) -> Bool {
@@ -124,6 +127,9 @@ public enum StringFormat: String, Sendable {
         case .timeZone: return TimeZone(identifier: text) != nil && text.contains("/") || text == "UTC"
         case .currency: return Currency.isKnown(text)
         case .multiline: return true
+        case .key: return text.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2D || byte == 0x5F || byte == 0x2E
+        }
         }
     }
 
@@ -137,6 +143,7 @@ public enum StringFormat: String, Sendable {
         case .timeZone: "not an IANA time zone name"
         case .currency: "not an ISO 4217 currency code"
         case .multiline: "not text"
+        case .key: "only letters a-z, digits, '-', '_' and '.'"
         }
     }
 }

@@ -157,10 +157,12 @@ public final class AccessTokenVerifier: TokenVerifier, Sendable {
             }
         }
         guard claims.expiresAt > now() else { throw .unauthenticated("the access token has expired") }
-        guard revokedSessions.withLock({ $0.sessions[claims.sessionID] }) == nil else {
-            throw .unauthenticated("the session was revoked")
-        }
+        guard !isRevoked(session: claims.sessionID) else { throw .unauthenticated("the session was revoked") }
         return claims.principal
+    }
+
+    public func isRevoked(session: String) -> Bool {
+        revokedSessions.withLock { $0.sessions[session] } != nil
     }
 
     private func verifySignature(_ token: String) throws(ServiceError) -> AccessTokenClaims {

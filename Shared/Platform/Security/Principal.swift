@@ -52,10 +52,16 @@ public protocol TokenVerifier: Sendable {
     /// Called when a token names a key the verifier does not know (just started, or auth
     /// rotated its keys): fetch the keys now; returns whether they may have changed.
     func refreshKeys() async -> Bool
+
+    /// Whether the session was revoked since its token was verified: every write of an
+    /// authenticated request asks again inside its transaction (see
+    /// ``RequestContext/commit(requiringLiveSession:_:)``).
+    func isRevoked(session: String) -> Bool
 }
 
 extension TokenVerifier {
     public func refreshKeys() async -> Bool { false }
+    public func isRevoked(session: String) -> Bool { false }
 }
 
 extension ServiceError {

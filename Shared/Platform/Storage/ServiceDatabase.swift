@@ -130,5 +130,6 @@ enum PlatformMigrations {
         migrator.registerMigration("platform-media-1", migrate: MediaCatalog.createTables)
         DeliveryOutbox.registerMigration(in: &migrator)
         ChangeFeed.registerMigration(in: &migrator)
+        DeletedUsers.registerMigration(in: &migrator)
     }
 }

@@ -198,4 +198,11 @@ public struct Money: Codable, Sendable, Hashable, CustomStringConvertible, JSONW
     public static let schema = JSONSchema.object(
         ["minor": .integer(minimum: -1_000_000_000_000, maximum: 1_000_000_000_000), "currency": .string(format: .currency)],
         required: ["minor", "currency"])
+
+    /// A money value whose amount must lie in `minor` (a price, a target), so `describe`
+    /// states the bound the handler keeps.
+    public static func schema(minor range: ClosedRange<Int64>) -> JSONSchema {
+        .object(["minor": .integer(minimum: range.lowerBound, maximum: range.upperBound), "currency": .string(format: .currency)],
+            required: ["minor", "currency"])
+    }
 }

@@ -10,9 +10,11 @@ import Foundation
 public enum Instant {
     /// Formats a date.
     public static func format(_ date: Date) -> String {
-        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        // Whole microseconds first (a parsed instant like 1969-12-31T23:59:59.123Z is not
+        // exact in binary and would floor to .122), then down to the millisecond.
         // Dates beyond the years 0000-9999 cannot be written in four digits; clamp.
-        return format(epochMilliseconds: Int64(max(-62_167_219_200_000, min(253_402_300_799_999, milliseconds))))
+        let microseconds = max(-62_167_219_200_000_000, min(253_402_300_799_999_999, (date.timeIntervalSince1970 * 1_000_000).rounded()))
+        return format(epochMilliseconds: floorDivide(Int64(microseconds), 1000).0)
     }
 
     /// Formats milliseconds since 1970.

@@ -20,6 +20,13 @@ public enum ParkDates {
         guard years.contains(date.year) else { throw ServiceError.invalid(field, "must be in the years 1970 to 9998") }
         return date
     }
+
+    /// `validation_failed` on `field` unless the instant in `text` falls in ``years`` (UTC).
+    public static func requireInstant(_ text: String, field: String) throws {
+        guard let year = Int(text.prefix(4)), years.contains(year) else {
+            throw ServiceError.invalid(field, "must be in the years 1970 to 9998")
+        }
+    }
 }
 
 /// Opening hours of one day, in minutes after local midnight: `[open, close)`.

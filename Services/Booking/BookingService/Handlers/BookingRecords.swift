@@ -188,12 +188,15 @@ enum PassLedger {
     ///
     /// A deleted rider's pass was closed with its account (a `closure` entry): nothing is
     /// ever posted for ``DeletedRider``, so no pass is created or credited for an
-    /// anonymous id; what staff do later to such a booking changes its status only.
+    /// anonymous id; what staff do later to such a booking changes its status only. Nor
+    /// for the account's own id once its deletion was applied (``DeletedUsers``): staff
+    /// who found the rider in auth just before get `not_found`.
     static func post(
         _ db: Database, user: String, kind: LedgerKind, sessions: Int64, amount: Int64, booking: String? = nil, payment: String? = nil,
         at: String = Instant.format(Date()), passExists: Bool = false, actor: String? = nil, reason: String? = nil
     ) throws {
         guard user != DeletedRider.id else { return }
+        if !passExists, try DeletedUsers.contains(db, user: user) { throw ServiceError.notFound("no such rider") }
         // A caller that has just read the pass knows it exists and saves a statement.
         if !passExists {
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO pass (user_id) VALUES (?)").execute(arguments: [user])

@@ -72,6 +72,57 @@ enum BookingWriter {
         // Settings changed since the plan was made (even earlier in this group commit): plan again.
         let plan = try prepared.current(park)
         let cable = plan.input.cable, rider = plan.rider, start = plan.start, end = plan.end
+        // Staff found the rider in auth before this transaction; the account may have gone
+        // since. (A rider's own request is stopped by the revoked session.)
+        if plan.actor != nil, try DeletedUsers.contains(db, user: rider) { throw ServiceError.notFound("no such rider") }
+        let (paidWith, hadPass) = try admit(db, plan, park: park)
+        // Write.
+        let booking = BookingView(
+            id: plan.id, userId: rider, cable: cable, date: plan.slot.date.description, localStart: Slot.clock(plan.slot.localStart),
+            localEnd: Slot.clock(plan.slot.localEnd % 1440), start: start, end: end, status: BookingStatus.booked.rawValue,
+            paidWith: paidWith.rawValue, price: park.price, sanction: nil, freeCancellationUntil: plan.freeCancellationUntil,
+            createdAt: plan.createdAt, cancelledAt: nil)
+        try db.cachedStatement(
+            sql: """
+                INSERT INTO booking (id, user_id, cable_id, start_at, end_at, local_date, local_start, local_end, status, paid_with,
+                                     price_minor, currency, policy_free_seconds, policy_sanction, created_at, change_version, booked_by)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+        ).execute(arguments: [
+            booking.id, rider, cable, start, end, booking.date, booking.localStart, booking.localEnd, BookingStatus.booked, paidWith,
+            park.price.minor, park.price.currency.code, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue, booking.createdAt,
+            try ChangeFeed.stamp(db), plan.actor,
+        ])
+        var passExists = hadPass
+        if plan.channel == .desk(cash: true) {
+            // The cash taken at the desk goes into the balance, which the booking then takes:
+            // a later refund returns it to the balance, like any money on the pass.
+            try PassLedger.post(
+                db, user: rider, kind: .cash, sessions: 0, amount: park.price.minor, booking: booking.id, at: plan.createdAt,
+                passExists: passExists, actor: plan.actor, reason: plan.reason)
+            passExists = true
+        }
+        try PassLedger.post(
+            db, user: rider, kind: .booking, sessions: paidWith == .session ? -1 : 0, amount: paidWith == .balance ? -park.price.minor : 0,
+            booking: booking.id, at: plan.createdAt, passExists: passExists, actor: plan.actor)
+        if let actor = plan.actor {
+            try StaffLog.record(
+                db, .booked, actor: actor, booking: booking.id, user: rider, reason: plan.reason,
+                detail: ["paidWith": .string(plan.channel == .desk(cash: true) ? "cash" : paidWith.rawValue)], at: plan.createdAt)
+        }
+        try Outbox.append(db, type: "booking.created", data: booking.eventBytes, at: plan.now)
+        state.changed(db)
+        return booking
+    }
+
+    /// Loads the facts ``BookingAdmission`` needs and decides: how the booking is paid and
+    /// whether the rider has a pass, or the refusal thrown. `knownRider: false` checks the
+    /// slot alone (capacity, blocks, timing), for the desk before it looks the rider up
+    /// (and perhaps creates them) in auth; the write checks everything again.
+    static func admit(
+        _ db: Database, _ plan: BookingPlan, park: ParkConfiguration, knownRider: Bool = true
+    ) throws -> (method: PaymentMethod, hadPass: Bool) {
+        let cable = plan.input.cable, rider = plan.rider, start = plan.start, end = plan.end
         // Load: targeted, cached statements, as this is the hottest write of the service.
         // Writes are serialized, so what is read below cannot interleave with another booking.
         let blocked = try Bool.fetchOne(
@@ -96,52 +147,15 @@ enum BookingWriter {
         ).map { (start: Instant.parse($0[0]) ?? .distantPast, end: Instant.parse($0[1]) ?? .distantPast) }
         let pass = try Row.fetchOne(db.cachedStatement(sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?"), arguments: [rider])
         let facts = BookingAdmission.Facts(
-            blocked: blocked, taken: Occupancy.taken(from: plan.slot.start, to: plan.slot.end, by: overlapping), ridersDay: ridersDay,
-            sessions: pass?["sessions"] ?? 0, balanceMinor: pass?["balance_minor"] ?? 0)
+            blocked: blocked, taken: Occupancy.taken(from: plan.slot.start, to: plan.slot.end, by: overlapping),
+            ridersDay: knownRider ? ridersDay : [], sessions: knownRider ? pass?["sessions"] ?? 0 : .max,
+            balanceMinor: knownRider ? pass?["balance_minor"] ?? 0 : .max)
         // Decide.
-        let paidWith: PaymentMethod
         switch BookingAdmission.decide(
             start: plan.slot.start, end: plan.slot.end, now: plan.now, rules: park.admissionRules, facts: facts, channel: plan.channel)
         {
-        case .success(let method): paidWith = method
+        case .success(let method): return (method, pass != nil)
         case .failure(let refusal): throw refusal.error(rules: park.admissionRules)
         }
-        // Write.
-        let booking = BookingView(
-            id: plan.id, userId: rider, cable: cable, date: plan.slot.date.description, localStart: Slot.clock(plan.slot.localStart),
-            localEnd: Slot.clock(plan.slot.localEnd % 1440), start: start, end: end, status: BookingStatus.booked.rawValue,
-            paidWith: paidWith.rawValue, price: park.price, sanction: nil, freeCancellationUntil: plan.freeCancellationUntil,
-            createdAt: plan.createdAt, cancelledAt: nil)
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO booking (id, user_id, cable_id, start_at, end_at, local_date, local_start, local_end, status, paid_with,
-                                     price_minor, currency, policy_free_seconds, policy_sanction, created_at, change_version, booked_by)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """
-        ).execute(arguments: [
-            booking.id, rider, cable, start, end, booking.date, booking.localStart, booking.localEnd, BookingStatus.booked, paidWith,
-            park.price.minor, park.price.currency.code, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue, booking.createdAt,
-            try ChangeFeed.stamp(db), plan.actor,
-        ])
-        var passExists = pass != nil
-        if plan.channel == .desk(cash: true) {
-            // The cash taken at the desk goes into the balance, which the booking then takes:
-            // a later refund returns it to the balance, like any money on the pass.
-            try PassLedger.post(
-                db, user: rider, kind: .cash, sessions: 0, amount: park.price.minor, booking: booking.id, at: plan.createdAt,
-                passExists: passExists, actor: plan.actor, reason: plan.reason)
-            passExists = true
-        }
-        try PassLedger.post(
-            db, user: rider, kind: .booking, sessions: paidWith == .session ? -1 : 0, amount: paidWith == .balance ? -park.price.minor : 0,
-            booking: booking.id, at: plan.createdAt, passExists: passExists, actor: plan.actor)
-        if let actor = plan.actor {
-            try StaffLog.record(
-                db, .booked, actor: actor, booking: booking.id, user: rider, reason: plan.reason,
-                detail: ["paidWith": .string(plan.channel == .desk(cash: true) ? "cash" : paidWith.rawValue)], at: plan.createdAt)
-        }
-        try Outbox.append(db, type: "booking.created", data: booking.eventBytes, at: plan.now)
-        state.changed(db)
-        return booking
     }
 }

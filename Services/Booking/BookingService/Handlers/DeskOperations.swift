@@ -55,12 +55,16 @@ struct DeskOperations: Sendable {
                 throw ServiceError.validationFailed(["user": "give the rider's user id or phone", "phone": "give the rider's user id or phone"])
             }
             if input.user == DeletedRider.id { throw ServiceError.notFound("no such rider") }
+            for (field, name) in [("firstName", input.firstName), ("lastName", input.lastName)] {
+                if let name, name.allSatisfy(\.isWhitespace) { throw ServiceError.invalid(field, "must not be blank") }
+            }
             if let earlier = try await context.earlierReply(as: Booked.self) { return earlier }
             // The slot and the rules are checked before anyone is created in auth.
             let park = try await state.configuration(outside: context.database())
             let request = RiderOperations.CreateRequest(cable: input.cable, start: input.start)
             let channel = BookingAdmission.Channel.desk(cash: input.payWith == "cash")
-            _ = try BookingPlan(request, rider: "", park: park, now: context.receivedAt, channel: channel)
+            let probe = try BookingPlan(request, rider: "", park: park, now: context.receivedAt, channel: channel)
+            _ = try await context.database().read { db in try BookingWriter.admit(db, probe, park: park, knownRider: false) }
             let rider =
                 if let phone = input.phone {
                     try await riders.rider(phone: phone, firstName: input.firstName, lastName: input.lastName, actor: actor)
@@ -89,7 +93,7 @@ struct DeskOperations: Sendable {
         let (riders, state) = (self.riders, self.state)
         return .task(
             "booking.staff.pass.adjust",
-            summary: "Credits (positive) or debits (negative) a rider's pass by hand: `sessions` and/or `amount` in minor units of the park's currency, with a `reason` (a cash sale, goodwill). One `adjustment` ledger movement with the staff member; a debit beyond what the pass holds is conflict `insufficient`. Answers the pass with its latest movements. Send idem: a retry moves once.",
+            summary: "Credits (positive) or debits (negative) a rider's pass by hand: `sessions` and/or `amount` in minor units of the park's currency, with a `reason` (a cash sale, goodwill). One `adjustment` ledger movement with the staff member; a debit beyond what the pass holds is conflict `insufficient`; one's own pass is forbidden. Answers the pass with its latest movements. Send idem: a retry moves once.",
             auth: StaffOperations.staff,
             request: .object(
                 [
@@ -99,6 +103,7 @@ struct DeskOperations: Sendable {
             response: RiderOperations.passSchema
         ) { (context, input: AdjustRequest) in
             let actor = try context.requirePrincipal().userID
+            guard input.user != actor else { throw ServiceError.forbidden("staff do not adjust their own pass; ask a colleague") }
             let (sessions, amount) = (input.sessions ?? 0, input.amount ?? 0)
             guard sessions != 0 || amount != 0 else {
                 throw ServiceError.validationFailed(["sessions": "give sessions or amount, not zero", "amount": "give sessions or amount, not zero"])
@@ -136,7 +141,7 @@ struct DeskOperations: Sendable {
         let riders = self.riders
         return .task(
             "booking.staff.rider",
-            summary: "One rider as the desk needs them before deciding a sanction: name and phone (from auth; null when auth cannot say), the pass with its latest 50 ledger movements (with the staff member behind each), the latest 50 bookings (newest start first) and the latest 50 staff actions about them.",
+            summary: "One rider as the desk needs them before deciding a sanction: name and phone (from auth; null when auth cannot say or the account was deleted; not_found when neither auth nor the park knows the id), the pass with its latest 50 ledger movements (with the staff member behind each), the latest 50 bookings (newest start first) and the latest 50 staff actions about them.",
             auth: StaffOperations.staff, request: .object(["user": .string(minLength: 1, maxLength: 100)], required: ["user"]),
             response: .object(
                 [
@@ -148,7 +153,13 @@ struct DeskOperations: Sendable {
                     "actions": .array(of: StaffLog.entrySchema, maxItems: 50),
                 ], required: ["rider", "pass", "bookings", "actions"])
         ) { (context, input: RiderRequest) in
-            let person = input.user == DeletedRider.id ? nil : await riders.lookup([input.user])[input.user]
+            // Unknown to auth and to the park: not_found. Auth down: the park's records, rider null.
+            var found: JSONValue?
+            var unknown = input.user == DeletedRider.id
+            if !unknown {
+                do { found = try await riders.rider(input.user) } catch let error as ServiceError where error.code == .notFound { unknown = true } catch {}
+            }
+            let (person, unknownToAuth) = (found, unknown)
             return try await context.database().read { db -> JSONValue in
                 let currency = try ParkConfiguration.load(db).price.currency
                 let pass = try RiderOperations.passView(db, user: input.user, currency: currency, recent: 50, withActors: true)
@@ -156,6 +167,7 @@ struct DeskOperations: Sendable {
                     db, sql: "SELECT * FROM booking WHERE user_id = ? ORDER BY start_at DESC, id DESC LIMIT 50", arguments: [input.user]
                 ).map(BookingView.init(row:))
                 let actions = try StaffLog.list(db, user: input.user, booking: nil, before: nil, limit: 50)
+                if unknownToAuth, bookings.isEmpty, actions.isEmpty, pass.recent.isEmpty { throw ServiceError.notFound("no such rider") }
                 var rider = JSONValue.null
                 if case .object(var members)? = person {
                     members["id"] = .string(input.user)
@@ -289,7 +301,7 @@ extension DeskOperations {
         let state = self.state
         return .write(
             "booking.admin.payments.reconcile",
-            summary: "Settles a top-up by hand after checking it with the provider: `succeeded` credits the pass with what was bought (a pending or expired payment), `failed` closes a pending one. With a reason; recorded with the admin. conflict not_pending when the payment is already settled, failed or unclaimed.",
+            summary: "Settles a top-up by hand after checking it with the provider: `succeeded` credits the pass with what was bought (a pending, expired or failed payment: the provider's success is what counts; `unclaimed` if the rider's account was deleted), `failed` closes a pending one. With a reason; recorded with the admin. conflict not_pending when the payment is already settled or unclaimed, or `failed` is asked for one that is not pending. A provider's success callback after a failure settles the same way.",
             auth: StaffOperations.admin,
             request: .object(
                 ["payment": .string(maxLength: 100), "outcome": .oneOf(["succeeded", "failed"]), "reason": .string(minLength: 1, maxLength: 500)],

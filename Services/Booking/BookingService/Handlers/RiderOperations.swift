@@ -494,7 +494,9 @@ struct RiderOperations: Sendable {
             let outcome = try await payments.charge(
                 PaymentRequest(id: paymentID, user: rider, amount: package.price, description: package.name))
             let state = self.state
-            return try await context.commit { db -> TopupResult in
+            // The provider has charged: this is recorded even if the account went meanwhile
+            // (its deletion made the payment anonymous, so it settles `unclaimed`).
+            return try await context.commit(requiringLiveSession: false) { db -> TopupResult in
                 try db.execute(sql: "UPDATE payment SET provider_ref = ? WHERE id = ?", arguments: [outcome.providerReference, paymentID])
                 if outcome.settled {
                     _ = try PaymentCallbacks.settle(db, payment: paymentID, succeeded: true, state: state)

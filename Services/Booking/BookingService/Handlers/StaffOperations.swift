@@ -258,6 +258,8 @@ struct StaffOperations: Sendable {
             response: .object(["id": .string(), "cancelled": .array(of: .string(), maxItems: 100_000)], required: ["id", "cancelled"])
         ) { (context, input: BlockRequest, db: Database) in
             let actor = try context.requirePrincipal().userID
+            try ParkDates.requireInstant(input.start, field: "start")
+            try ParkDates.requireInstant(input.end, field: "end")
             guard let start = Instant.parse(input.start), let end = Instant.parse(input.end), start < end else {
                 throw ServiceError.invalid("end", "must be after `start`")
             }
@@ -331,13 +333,13 @@ struct StaffOperations: Sendable {
         let state = self.state
         return .write(
             "booking.admin.park.update",
-            summary: "Changes the park's settings (absent fields stay). Bookings already made keep the price and cancellation rule they were made with.",
+            summary: "Changes the park's settings (absent fields stay). Bookings already made keep the price and cancellation rule they were made with. Bookings already made stay where a change leaves them (over a lowered capacity, on a closed day, on a cable out of service): cancel them with booking.staff.blocks.add `cancelBookings: true` or booking.staff.cancel, which refund them.",
             auth: Self.admin,
             request: .object([
                 "timeZone": .string(format: .timeZone), "slotMinutes": .integer(minimum: 5, maximum: 240),
                 "capacity": .integer(minimum: 1, maximum: 100), "minimumNoticeMinutes": .integer(minimum: 0, maximum: 10_080),
                 "horizonDays": .integer(minimum: 1, maximum: 365), "maxBookingsPerDay": .integer(minimum: 1, maximum: 100),
-                "price": Money.schema, "freeCancellationSeconds": .integer(minimum: 0, maximum: 604_800),
+                "price": Money.schema(minor: 0...100_000_000), "freeCancellationSeconds": .integer(minimum: 0, maximum: 604_800),
                 "lateSanction": .oneOf(["forfeit", "none"]),
             ]),
             response: .empty
@@ -385,7 +387,7 @@ struct StaffOperations: Sendable {
         let state = self.state
         return .write(
             "booking.admin.hours.set",
-            summary: "Sets opening hours for a weekday (1 = Monday) or an exception date; without open/close the day is closed. `close` 24:00 is written 00:00.",
+            summary: "Sets opening hours for a weekday (1 = Monday) or an exception date; without open/close the day is closed. `close` 24:00 is written 00:00. Bookings already made stay where a change leaves them (over a lowered capacity, on a closed day, on a cable out of service): cancel them with booking.staff.blocks.add `cancelBookings: true` or booking.staff.cancel, which refund them.",
             auth: Self.admin,
             request: .object([
                 "weekday": .integer(minimum: 1, maximum: 7), "date": .string(format: .date), "open": .string(format: .time),
@@ -396,6 +398,7 @@ struct StaffOperations: Sendable {
             guard (input.weekday == nil) != (input.date == nil) else {
                 throw ServiceError.validationFailed(["weekday": "give a weekday or a date", "date": "give a weekday or a date"])
             }
+            if let date = input.date { _ = try ParkDates.parse(date, field: "date") }
             var hours: OpeningHours?
             if let openText = input.open, let closeText = input.close, let open = Platform.Formats.time(openText),
                 var close = Platform.Formats.time(closeText)
@@ -443,11 +446,11 @@ struct StaffOperations: Sendable {
         let state = self.state
         return .write(
             "booking.admin.cables.set",
-            summary: "Adds or renames a cable (reverse), takes it out of service (`active: false`), or sets or removes its picture (`image`).",
+            summary: "Adds or renames a cable (reverse), takes it out of service (`active: false`), or sets or removes its picture (`image`). Bookings already made stay where a change leaves them (over a lowered capacity, on a closed day, on a cable out of service): cancel them with booking.staff.blocks.add `cancelBookings: true` or booking.staff.cancel, which refund them.",
             auth: Self.admin,
             request: .object(
                 [
-                    "id": .string(minLength: 1, maxLength: 50), "name": .string(minLength: 1, maxLength: 100), "active": .boolean,
+                    "id": .string(minLength: 1, maxLength: 50, format: .key), "name": .string(minLength: 1, maxLength: 100), "active": .boolean,
                     "image": Self.imageField,
                 ], required: ["id", "name"]),
             response: .empty
@@ -489,7 +492,7 @@ extension StaffOperations {
             auth: Self.admin,
             request: .object(
                 [
-                    "id": .string(minLength: 1, maxLength: 50), "name": .string(minLength: 1, maxLength: 100),
+                    "id": .string(minLength: 1, maxLength: 50, format: .key), "name": .string(minLength: 1, maxLength: 100),
                     "sessions": .integer(minimum: 0, maximum: 1_000), "credit": .integer(minimum: 0, maximum: 100_000_000),
                     "price": .integer(minimum: 1, maximum: 100_000_000), "active": .boolean, "image": Self.imageField,
                 ], required: ["id", "name", "sessions", "credit", "price"]),

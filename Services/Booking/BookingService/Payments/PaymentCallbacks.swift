@@ -25,8 +25,8 @@ enum PaymentStatus: String, Sendable, CaseIterable {
 /// callback is answered 200 and changes nothing (settlement happens once).
 public enum PaymentCallbacks {
     /// Marks a pending payment settled (crediting the pass, publishing
-    /// `booking.pass.topped_up`) or failed; returns whether anything changed. An expired
-    /// payment the provider reports as succeeded is settled too: the money moved. A
+    /// `booking.pass.topped_up`) or failed; returns whether anything changed. An expired or
+    /// failed payment the provider reports as succeeded is settled too: the money moved. A
     /// payment whose rider's account was deleted meanwhile is recorded `unclaimed` and
     /// credits nothing (admins see it in `booking.admin.payments.list` to refund it with
     /// the provider). `actor` and `reason` are an admin's, reconciling by hand.
@@ -37,11 +37,15 @@ public enum PaymentCallbacks {
             db, sql: "SELECT user_id, package_id, status, sessions, credit_minor FROM payment WHERE id = ?", arguments: [payment])
         else { return false }
         let status: String = row["status"]
-        guard status == "pending" || (status == "expired" && succeeded) else { return false }
+        // The provider's success is the truth about money that moved: it settles a payment
+        // that expired waiting, or that was reported failed before (a provider retrying a
+        // card, an admin who marked it failed too early). A failure never undoes a success.
+        guard status == "pending" || (succeeded && (status == "expired" || status == "failed")) else { return false }
         try PaymentExpiry.cancel(db, payment: payment)
         let now = Instant.format(Date())
         let user: String = row["user_id"]
-        let outcome: PaymentStatus = !succeeded ? .failed : user == DeletedRider.id ? .unclaimed : .settled
+        let gone = try user == DeletedRider.id || DeletedUsers.contains(db, user: user)
+        let outcome: PaymentStatus = !succeeded ? .failed : gone ? .unclaimed : .settled
         try db.execute(
             sql: "UPDATE payment SET status = ?, settled_at = ?, reconciled_by = ?, reconcile_reason = ? WHERE id = ?",
             arguments: [outcome.rawValue, now, actor, reason, payment])

@@ -72,6 +72,9 @@ enum UserDeletion {
             try db.cachedStatement(sql: "DELETE FROM \(table) WHERE user_id = ?").execute(arguments: [user])
         }
         try MediaCatalog.forget(db, user: user)
+        // Stored events (events.replay) keep what happened, not to whom.
+        try Outbox.redact(db, user: user, as: "deleted")
+        try DeletedUsers.record(db, user: user, at: now)
         return goals.count
     }
 
