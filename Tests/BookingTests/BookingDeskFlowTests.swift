@@ -32,6 +32,35 @@ struct BookingDeskFlowTests {
         }
     }
 
+    @Test("walk-ins racing at the desk for the last place: one is booked, and only that rider gets an account")
+    func racingWalkIns() async throws {
+        try await BookingFlowTests.Park.with(capacity: 1) { park in
+            let stack = park.stack
+            let (staff, _) = try await Self.staff(park)
+            let slot = try #require(try await BookingFlowTests.bookableSlots(stack.client).first?["start"])
+            let users = try DatabaseQueue(path: stack.configuration.dataDirectoryURL.appendingPathComponent("auth.sqlite").path)
+            let before = try await users.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM user") ?? -1 }
+            let client = stack.client
+            let answers = try await withThrowingTaskGroup(of: (ok: Bool, reason: JSONValue?).self) { group in
+                for index in 0..<8 {
+                    let walkIn: JSONValue = [
+                        "phone": .string("+37529555000\(index)"), "firstName": "Walk", "lastName": .string("In\(index)"), "cable": "reverse-1",
+                        "start": slot, "payWith": "cash",
+                    ]
+                    group.addTask {
+                        let reply = try await client.call("booking.staff.book", data: walkIn, token: staff, timeout: .seconds(30), attempts: 1)
+                        return (reply.ok, reply.error?.details["reason"])
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(answers.filter(\.ok).count == 1)
+            #expect(answers.filter { $0.reason == "full" }.count == 7, "\(answers)")
+            let after = try await users.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM user") ?? -1 }
+            #expect(after == before + 1, "one account, for the rider who got the place")
+        }
+    }
+
     @Test("staff book a walk-in for cash, credit a pass, close a stormy afternoon with refunds and correct a mark; the ledger and the log show each step")
     func deskDay() async throws {
         try await BookingFlowTests.Park.with(capacity: 2) { park in

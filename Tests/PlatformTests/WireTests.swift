@@ -120,6 +120,22 @@ struct SchemaTests {
         #expect(schema.validate(["email": "a@b.co", "name": ""])["name"] == "must not be empty")
     }
 
+    @Test("names must be visible and keep their direction; keys are lowercase and typeable")
+    func namesAndKeys() {
+        let name = JSONSchema.object(["name": .name()])
+        for good in ["Anna", "Ива́н", "李", "O'Brien-Smith", "  Anna ", "Ann\u{200B}a", "é"] {
+            #expect(name.validate(["name": .string(good)]).isEmpty, "\(good)")
+        }
+        for bad in ["   ", "\u{00A0}", "\u{3000}", "\u{200B}", "\u{FEFF}", "\u{0301}", "\u{200B}\u{0301} ", "\u{202E}nnA", "Anna\u{2066}", "\u{061C}"] {
+            #expect(name.validate(["name": .string(bad)])["name"] != nil, "\(bad.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+        let key = JSONSchema.object(["id": .string(format: .key)])
+        for good in ["reverse-1", "a", "r_2.b", "9"] { #expect(key.validate(["id": .string(good)]).isEmpty, "\(good)") }
+        for bad in ["A", "Reverse", ".", "..", "-", "_a", "a b", "a/b", "é", "🏄", ""] {
+            #expect(key.validate(["id": .string(bad)])["id"] != nil, "\(bad)")
+        }
+    }
+
     @Test("lengths count code points, not bytes nor grapheme clusters; control characters are found from the bytes exactly as Unicode's category Cc")
     func characterCounts() {
         // Ten code points of two and four bytes each pass; eleven do not.

@@ -62,9 +62,13 @@ public struct RequestContext: Sendable {
     /// either commits before them, and the deletion that follows sees and cleans what it
     /// wrote, or finds its session revoked and writes nothing.
     func requireLiveSession() throws {
-        if let principal, let verifier, verifier.isRevoked(session: principal.sessionID) {
-            throw ServiceError.unauthenticated("the session was revoked")
-        }
+        if sessionRevoked { throw ServiceError.unauthenticated("the session was revoked") }
+    }
+
+    /// Whether the caller's session was revoked after its token was verified.
+    var sessionRevoked: Bool {
+        guard let principal, let verifier else { return false }
+        return verifier.isRevoked(session: principal.sessionID)
     }
 
     /// The service's database.
@@ -182,9 +186,12 @@ public struct RequestContext: Sendable {
             }
             if checked { try requireLiveSession() }
             let result = try body(db)
-            // The reply is stored with the write, so it is encoded here, once.
+            // The reply is stored with the write, so it is encoded here, once. Not for a
+            // session revoked meanwhile (the account may be gone, its keys forgotten).
             let reply = try WireJSON.encode(result)
-            try IdempotencyStore.save(db, scope: scope, key: key, op: op, requestHash: hash, reply: reply)
+            if !sessionRevoked {
+                try IdempotencyStore.save(db, scope: scope, key: key, op: op, requestHash: hash, reply: reply)
+            }
             return .fresh(result, encoded: reply)
         }
     }

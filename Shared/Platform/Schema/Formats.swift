@@ -12,6 +12,23 @@ public enum Formats {
             && (labels.last?.count ?? 0) >= 2
     }
 
+    /// A name people read (a person's, a cable's): at least one visible character (not
+    /// only spaces, invisible format characters like U+200B or U+FEFF, or lone combining
+    /// marks) and no bidirectional embeddings, overrides or isolates (U+202A–U+202E,
+    /// U+2066–U+2069), which make a name display as something else.
+    public static func isName(_ text: String) -> Bool {
+        var visible = false
+        for scalar in text.unicodeScalars {
+            if (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value) { return false }
+            guard !visible else { continue }
+            switch scalar.properties.generalCategory {
+            case .format, .nonspacingMark, .enclosingMark, .spaceSeparator, .lineSeparator, .paragraphSeparator, .control: continue
+            default: visible = !scalar.properties.isWhitespace
+            }
+        }
+        return visible
+    }
+
     /// `+` then 8 to 15 digits, the first not zero (ITU-T E.164).
     public static func isE164(_ text: String) -> Bool {
         let bytes = Array(text.utf8)

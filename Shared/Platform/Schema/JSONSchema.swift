@@ -46,6 +46,11 @@ public struct JSONSchema: Sendable {
         string(minLength: minLength, maxLength: maxLength, format: .multiline)
     }
 
+    /// A name people read, 1 to `maxLength` characters (``StringFormat/name``).
+    public static func name(maxLength: Int = 100) -> JSONSchema {
+        string(minLength: 1, maxLength: maxLength, format: .name)
+    }
+
     /// A string that must be one of `values`.
     public static func oneOf(_ values: [String]) -> JSONSchema {
         JSONSchema(.string(minLength: 0, maxLength: 1_000, format: nil, allowed: values))
@@ -113,8 +118,11 @@ public enum StringFormat: String, Sendable {
     /// text); other control characters are still refused.
     case multiline
     /// A key chosen by people for others to type and put in URLs (a cable's id, a
-    /// package's): ASCII letters, digits, `-`, `_` and `.`.
+    /// package's): lowercase ASCII letters, digits, `-`, `_` and `.`, starting with a
+    /// letter or digit.
     case key
+    /// A name people read: visible, without direction overrides (``Formats/isName(_:)``).
+    case name
 
     /// Whether `text` has this format.
     public func accepts(_ text: String) -> Bool {
@@ -127,9 +135,11 @@ public enum StringFormat: String, Sendable {
         case .timeZone: return TimeZone(identifier: text) != nil && text.contains("/") || text == "UTC"
         case .currency: return Currency.isKnown(text)
         case .multiline: return true
-        case .key: return text.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2D || byte == 0x5F || byte == 0x2E
-        }
+        case .key:
+            func alphanumeric(_ byte: UInt8) -> Bool { (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x7A) }
+            guard let first = text.utf8.first, alphanumeric(first) else { return false }
+            return text.utf8.allSatisfy { alphanumeric($0) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E }
+        case .name: return Formats.isName(text)
         }
     }
 
@@ -143,7 +153,8 @@ public enum StringFormat: String, Sendable {
         case .timeZone: "not an IANA time zone name"
         case .currency: "not an ISO 4217 currency code"
         case .multiline: "not text"
-        case .key: "only letters a-z, digits, '-', '_' and '.'"
+        case .key: "only lowercase letters a-z, digits, '-', '_' and '.', starting with a letter or digit"
+        case .name: "must be a visible name: not only spaces or invisible characters, no direction overrides"
         }
     }
 }

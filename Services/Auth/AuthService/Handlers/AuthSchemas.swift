@@ -2,7 +2,7 @@ import Platform
 
 /// Schemas shared by auth's operations.
 enum AuthSchemas {
-    static let name = JSONSchema.string(minLength: 1, maxLength: 100)
+    static let name = JSONSchema.name(maxLength: 100)
     static let email = JSONSchema.string(minLength: 3, maxLength: 254, format: .email)
     static let password = JSONSchema.string(minLength: 1, maxLength: 1_000)
         .described("8 to 128 printable characters")

@@ -9,6 +9,10 @@ import Platform
 struct DeskOperations: Sendable {
     let riders: RiderDirectory
     let state: BookingState
+    /// Desk bookings run one at a time (people at a counter, not a flood): each checks the
+    /// slot after the one before has booked it, so racing walk-ins for one place do not
+    /// each create an account in auth and then find the place taken.
+    let deskLine = SerialLine()
 
     var all: [ServiceOperation] { [book, passAdjust, rider, actions, paymentsList, paymentsReconcile] }
 
@@ -38,8 +42,8 @@ struct DeskOperations: Sendable {
             auth: StaffOperations.staff,
             request: .object(
                 [
-                    "user": .string(minLength: 1, maxLength: 100), "phone": .string(format: .e164), "firstName": .string(minLength: 1, maxLength: 100),
-                    "lastName": .string(minLength: 1, maxLength: 100), "cable": .string(minLength: 1, maxLength: 50),
+                    "user": .string(minLength: 1, maxLength: 100), "phone": .string(format: .e164), "firstName": .name(maxLength: 100),
+                    "lastName": .name(maxLength: 100), "cable": .string(minLength: 1, maxLength: 50),
                     "start": .string(format: .dateTime), "payWith": .oneOf(["pass", "cash"]), "reason": StaffOperations.reasonField,
                 ], required: ["cable", "start", "payWith"]),
             response: .object(
@@ -55,28 +59,35 @@ struct DeskOperations: Sendable {
                 throw ServiceError.validationFailed(["user": "give the rider's user id or phone", "phone": "give the rider's user id or phone"])
             }
             if input.user == DeletedRider.id { throw ServiceError.notFound("no such rider") }
-            for (field, name) in [("firstName", input.firstName), ("lastName", input.lastName)] {
-                if let name, name.allSatisfy(\.isWhitespace) { throw ServiceError.invalid(field, "must not be blank") }
-            }
+            if input.user == actor { throw StaffOperations.ownAccount }
             if let earlier = try await context.earlierReply(as: Booked.self) { return earlier }
-            // The slot and the rules are checked before anyone is created in auth.
-            let park = try await state.configuration(outside: context.database())
-            let request = RiderOperations.CreateRequest(cable: input.cable, start: input.start)
-            let channel = BookingAdmission.Channel.desk(cash: input.payWith == "cash")
-            let probe = try BookingPlan(request, rider: "", park: park, now: context.receivedAt, channel: channel)
-            _ = try await context.database().read { db in try BookingWriter.admit(db, probe, park: park, knownRider: false) }
-            let rider =
-                if let phone = input.phone {
-                    try await riders.rider(phone: phone, firstName: input.firstName, lastName: input.lastName, actor: actor)
-                } else {
-                    try await riders.rider(input.user ?? "")
-                }
-            guard let riderID = rider["id"]?.stringValue else { throw ServiceError.unavailable("auth sent no rider") }
-            let plan = try BookingPlan(
-                request, rider: riderID, park: park, now: context.receivedAt, channel: channel, actor: actor, reason: input.reason)
-            return try await context.commit { db in
-                Booked(booking: try BookingWriter.book(db, plan, state: state), rider: rider)
+            return try await deskLine.run { try await Self.book(input, actor: actor, context: context, riders: riders, state: state) }
+        }
+    }
+
+    /// The desk booking itself, in the desk's line.
+    private static func book(
+        _ input: BookRequest, actor: String, context: RequestContext, riders: RiderDirectory, state: BookingState
+    ) async throws -> Booked {
+        // The slot and the rules are checked before anyone is created in auth.
+        let park = try await state.configuration(outside: context.database())
+        let request = RiderOperations.CreateRequest(cable: input.cable, start: input.start)
+        let channel = BookingAdmission.Channel.desk(cash: input.payWith == "cash")
+        let probe = try BookingPlan(request, rider: "", park: park, now: context.receivedAt, channel: channel)
+        _ = try await context.database().read { db in try BookingWriter.admit(db, probe, park: park, knownRider: false) }
+        let rider =
+            if let phone = input.phone {
+                try await riders.rider(phone: phone, firstName: input.firstName, lastName: input.lastName, actor: actor)
+            } else {
+                try await riders.rider(input.user ?? "")
             }
+        guard let riderID = rider["id"]?.stringValue else { throw ServiceError.unavailable("auth sent no rider") }
+        // The phone may be the staff member's own.
+        guard riderID != actor else { throw StaffOperations.ownAccount }
+        let plan = try BookingPlan(
+            request, rider: riderID, park: park, now: context.receivedAt, channel: channel, actor: actor, reason: input.reason)
+        return try await context.commit { db in
+            Booked(booking: try BookingWriter.book(db, plan, state: state), rider: rider)
         }
     }
 
@@ -103,7 +114,7 @@ struct DeskOperations: Sendable {
             response: RiderOperations.passSchema
         ) { (context, input: AdjustRequest) in
             let actor = try context.requirePrincipal().userID
-            guard input.user != actor else { throw ServiceError.forbidden("staff do not adjust their own pass; ask a colleague") }
+            guard input.user != actor else { throw StaffOperations.ownAccount }
             let (sessions, amount) = (input.sessions ?? 0, input.amount ?? 0)
             guard sessions != 0 || amount != 0 else {
                 throw ServiceError.validationFailed(["sessions": "give sessions or amount, not zero", "amount": "give sessions or amount, not zero"])
@@ -155,10 +166,14 @@ struct DeskOperations: Sendable {
         ) { (context, input: RiderRequest) in
             // Unknown to auth and to the park: not_found. Auth down: the park's records, rider null.
             var found: JSONValue?
-            var unknown = input.user == DeletedRider.id
-            if !unknown {
-                do { found = try await riders.rider(input.user) } catch let error as ServiceError where error.code == .notFound { unknown = true } catch {}
-            }
+            // The anonymous id pools every deleted rider: not one rider to look at.
+            if input.user == DeletedRider.id { throw ServiceError.notFound("no such rider") }
+            var unknown = false
+            do {
+                found = try await riders.rider(input.user)
+            } catch let error as ServiceError where error.code == .notFound {
+                unknown = true
+            } catch {}
             let (person, unknownToAuth) = (found, unknown)
             return try await context.database().read { db -> JSONValue in
                 let currency = try ParkConfiguration.load(db).price.currency

@@ -83,12 +83,19 @@ struct StaffOperations: Sendable {
     }
 
     /// Loads a booking for staff, or `not_found`.
-    static func booking(_ db: Database, _ id: String) throws -> (BookingView, Row) {
+    /// A booking staff act on; `forbidden` when it is `actor`'s own: the desk's powers
+    /// (refunds, waivers, cash) are for riders, never for the staff member's own account.
+    static func booking(_ db: Database, _ id: String, notOf actor: String) throws -> (BookingView, Row) {
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM booking WHERE id = ?", arguments: [id]) else {
             throw ServiceError.notFound("no such booking")
         }
-        return (BookingView(row: row), row)
+        let booking = BookingView(row: row)
+        guard booking.userId != actor else { throw Self.ownAccount }
+        return (booking, row)
     }
+
+    /// Staff acting on their own account at the desk.
+    static let ownAccount = ServiceError.forbidden("staff do not act on their own bookings or pass at the desk; ask a colleague")
 
     /// Staff's reason for an action: optional, up to 500 characters.
     static let reasonField = JSONSchema.string(maxLength: 500).described("why, in staff's words: kept with the action")
@@ -105,7 +112,7 @@ struct StaffOperations: Sendable {
             response: BookingView.schema
         ) { (context, input: MarkRequest, db: Database) in
             let actor = try context.requirePrincipal().userID
-            let (booking, row) = try Self.booking(db, input.booking)
+            let (booking, row) = try Self.booking(db, input.booking, notOf: actor)
             guard let outcome = AttendanceMark.Outcome(rawValue: input.outcome), let status = BookingStatus(rawValue: booking.status) else {
                 throw ServiceError.invalid("outcome", "attended or no_show")
             }
@@ -158,7 +165,7 @@ struct StaffOperations: Sendable {
             response: BookingView.schema
         ) { (context, input: SanctionRequest, db: Database) in
             let actor = try context.requirePrincipal().userID
-            let (booking, _) = try Self.booking(db, input.booking)
+            let (booking, _) = try Self.booking(db, input.booking, notOf: actor)
             guard booking.userId != DeletedRider.id else {
                 throw ServiceError.conflict("the rider's account was deleted; there is no pass to adjust", reason: "rider_deleted")
             }
@@ -222,7 +229,7 @@ struct StaffOperations: Sendable {
             response: BookingView.schema
         ) { (context, input: ParkCancelRequest, db: Database) in
             let actor = try context.requirePrincipal().userID
-            let (booking, _) = try Self.booking(db, input.booking)
+            let (booking, _) = try Self.booking(db, input.booking, notOf: actor)
             guard booking.status == "booked" else { throw ServiceError.conflict("this booking is \(booking.status)", reason: "not_active") }
             let updated = try Self.cancelByPark(db, booking, actor: actor, reason: input.reason)
             state.changed(db)
@@ -450,7 +457,7 @@ struct StaffOperations: Sendable {
             auth: Self.admin,
             request: .object(
                 [
-                    "id": .string(minLength: 1, maxLength: 50, format: .key), "name": .string(minLength: 1, maxLength: 100), "active": .boolean,
+                    "id": .string(minLength: 1, maxLength: 50, format: .key), "name": .name(maxLength: 100), "active": .boolean,
                     "image": Self.imageField,
                 ], required: ["id", "name"]),
             response: .empty
@@ -492,7 +499,7 @@ extension StaffOperations {
             auth: Self.admin,
             request: .object(
                 [
-                    "id": .string(minLength: 1, maxLength: 50, format: .key), "name": .string(minLength: 1, maxLength: 100),
+                    "id": .string(minLength: 1, maxLength: 50, format: .key), "name": .name(maxLength: 100),
                     "sessions": .integer(minimum: 0, maximum: 1_000), "credit": .integer(minimum: 0, maximum: 100_000_000),
                     "price": .integer(minimum: 1, maximum: 100_000_000), "active": .boolean, "image": Self.imageField,
                 ], required: ["id", "name", "sessions", "credit", "price"]),
