@@ -49,6 +49,35 @@ struct PlanOperations: Sendable {
                 "doneAt": .string(format: .dateTime), "evidence": JSONSchema.string().described("the imported activity backing the check"),
             ], required: ["id", "goalId", "kind", "text", "checkable", "done"])
 
+        /// The columns ``init(row:at:)`` reads, in its order, qualified by `alias`.
+        static func columns(_ alias: String) -> String {
+            ["id", "goal_id", "kind", "date", "text", "requirement", "checkable", "time_of_day", "done", "done_at", "evidence_id"]
+                .map { "\(alias).\($0)" }.joined(separator: ", ")
+        }
+
+        /// An item from ``columns(_:)`` starting at column `offset`, by position.
+        init(row: Row, at offset: Int) {
+            id = row[offset]
+            goalId = row[offset + 1]
+            kind = row[offset + 2]
+            date = row[offset + 3]
+            text = row[offset + 4]
+            requirement = row[offset + 5]
+            checkable = row[offset + 6]
+            timeOfDay = row[offset + 7]
+            done = row[offset + 8]
+            doneAt = row[offset + 9]
+            evidence = row[offset + 10]
+        }
+
+        /// The item and its goal in one statement: the check's hot path.
+        static func loadWithGoal(_ db: Database, id: String) throws -> (item: ItemView, goal: GoalRow)? {
+            let sql = "SELECT \(columns("i")), \(GoalRow.columns("g")) FROM plan_item i JOIN goal g ON g.id = i.goal_id WHERE i.id = ?"
+            return try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [id]).map { row in
+                (ItemView(row: row, at: 0), GoalRow(row: row, at: 11))
+            }
+        }
+
         static func load(_ db: Database, id: String) throws -> ItemView? {
             try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM plan_item WHERE id = ?"), arguments: [id]).map(ItemView.init(row:))
         }
@@ -213,7 +242,7 @@ struct PlanOperations: Sendable {
             response: ItemView.schema
         ) { (context, input: CheckRequest, db: Database) -> ItemView in
             let principal = try context.requirePrincipal()
-            guard let item = try ItemView.load(db, id: input.itemId), let goal = try GoalRow.load(db, id: item.goalId), goal.recipientID == principal.userID
+            guard let (item, goal) = try ItemView.loadWithGoal(db, id: input.itemId), goal.recipientID == principal.userID
             else { throw ServiceError.notFound("no such item") }
             guard item.checkable else { throw ServiceError.conflict("this item cannot be checked off", reason: "not_checkable") }
             guard goal.state.isOpen else {

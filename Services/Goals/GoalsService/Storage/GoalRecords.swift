@@ -30,6 +30,28 @@ struct GoalRow: Sendable {
         closedAt = row["closed_at"]
     }
 
+    /// The columns ``init(row:at:)`` reads, in its order, for a query that selects them
+    /// (qualified by `alias`) among others.
+    static func columns(_ alias: String) -> String {
+        ["id", "recipient_id", "type_id", "form_version", "settings", "state", "progress", "created_at", "activated_at", "closed_at"]
+            .map { "\(alias).\($0)" }.joined(separator: ", ")
+    }
+
+    /// A goal from ``columns(_:)`` starting at column `offset`: by position, for hot paths
+    /// (a lookup by name lowercases and searches the names at every access).
+    init(row: Row, at offset: Int) {
+        id = row[offset]
+        recipientID = row[offset + 1]
+        typeID = row[offset + 2]
+        formVersion = row[offset + 3]
+        settingsText = row[offset + 4]
+        state = GoalState(rawValue: row[offset + 5]) ?? .draft
+        progress = row[offset + 6]
+        createdAt = row[offset + 7]
+        activatedAt = row[offset + 8]
+        closedAt = row[offset + 9]
+    }
+
     static func object(_ text: String?) throws -> [String: JSONValue] {
         guard let text else { return [:] }
         return try JSONParser.parse(Data(text.utf8)).objectValue ?? [:]
