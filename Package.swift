@@ -73,6 +73,10 @@ var targets: [Target] = [
         name: "GoalsTests", dependencies: ["GoalsService", "Platform", "SharedTesting", grdb, logging, lifecycle],
         path: "Tests/GoalsTests"),
     .testTarget(
+        name: "SavingsTests",
+        dependencies: ["SavingsService", "Platform", "SharedTesting", grdb, .product(name: "PropertyBased", package: "swift-property-based")],
+        path: "Tests/SavingsTests"),
+    .testTarget(
         name: "IntegrationTests",
         dependencies: ["Platform", "ZeroMQ", "SharedTesting"],
         path: "Tests/IntegrationTests"),
@@ -117,6 +121,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        // Property-based tests of the savings arithmetic (no dependencies of its own).
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: targets,
     swiftLanguageModes: [.v6]

@@ -1,0 +1,85 @@
+import Platform
+
+/// What a started plan has still to do, after the deposits so far ("guaranteed
+/// completion"): a missed, smaller or larger deposit spreads the rest over the
+/// installments still ahead, so the plan reaches its target exactly, by its deadline when it
+/// has one.
+public enum PlanRebalance {
+    /// Where a plan stands.
+    public enum Outcome: Sendable, Hashable {
+        /// The target is reached.
+        case completed
+        /// The installments still due, summing exactly to what remains.
+        case onSchedule([Installment])
+        /// No installment date is left before the deadline: the plan cannot reach its
+        /// target in time. `nearestDeadline` is the first date it could: the next date of
+        /// its series, for the whole remainder at once.
+        case unreachable(remaining: Int64, nearestDeadline: LocalDate)
+    }
+
+    /// The rest of `terms`' plan, with `saved` minor units deposited, the last deposit on
+    /// `lastDeposit`, seen on `today`. An installment is still due when its date is today or
+    /// later and after the last deposit (a deposit covers the installment of its day).
+    public static func remaining(_ terms: PlanTerms, saved: Int64, lastDeposit: LocalDate?, today: LocalDate) -> Outcome {
+        let remaining = terms.target - saved
+        guard remaining > 0 else { return .completed }
+        var from = max(today, terms.start)
+        if let lastDeposit, lastDeposit >= from { from = lastDeposit.adding(days: 1) }
+        let firstIndex = terms.interval.firstIndex(onOrAfter: from, from: terms.start)
+        let next = terms.interval.date(firstIndex, from: terms.start)
+        if terms.method.spreadsToDeadline {
+            let planned = plannedCount(terms)
+            let last = terms.deadline ?? terms.interval.date(planned - 1, from: terms.start)
+            let dates = SavingsSchedule.dates(
+                from: terms.start, interval: terms.interval, fromIndex: firstIndex, through: last, limit: SavingsSchedule.maximumInstallments)
+            guard !dates.isEmpty else { return .unreachable(remaining: remaining, nearestDeadline: next) }
+            // Fewer units left than dates: one unit on each of the first dates finishes it.
+            let used = Int(min(Int64(dates.count), remaining))
+            let weights = SavingsSchedule.weights(terms.method, count: used, fromIndex: firstIndex, of: max(planned, firstIndex + used))
+            let amounts = SavingsSchedule.allocate(remaining, weights: weights, largestLast: terms.method != .fiftyTwoWeekReverse)
+            return .onSchedule(SavingsSchedule.schedule(Array(dates.prefix(used)), amounts, startingAt: saved))
+        }
+        guard let each = terms.amountPerInterval, each >= 1,
+            var rest = SavingsSchedule.amountsOf(each, toReach: remaining, from: terms.start, interval: terms.interval, fromIndex: firstIndex)
+        else { return .unreachable(remaining: remaining, nearestDeadline: next) }
+        for index in rest.indices { rest[index].cumulative += saved }
+        if let deadline = terms.deadline, let end = rest.last?.date, end > deadline {
+            // Saving the same amount would finish late: the rest spread evenly before the deadline, if any date is left.
+            let dates = SavingsSchedule.dates(
+                from: terms.start, interval: terms.interval, fromIndex: firstIndex, through: deadline, limit: SavingsSchedule.maximumInstallments)
+            guard !dates.isEmpty else { return .unreachable(remaining: remaining, nearestDeadline: next) }
+            let used = Int(min(Int64(dates.count), remaining))
+            let amounts = SavingsSchedule.allocate(remaining, weights: Array(repeating: 1, count: used), largestLast: true)
+            return .onSchedule(SavingsSchedule.schedule(Array(dates.prefix(used)), amounts, startingAt: saved))
+        }
+        return .onSchedule(rest)
+    }
+
+    /// How many installments a plan spreading to a deadline was made with.
+    static func plannedCount(_ terms: PlanTerms) -> Int {
+        guard let deadline = terms.deadline else { return SavingsSchedule.challengeIntervals }
+        return SavingsSchedule.dates(from: terms.start, interval: terms.interval, fromIndex: 0, through: deadline, limit: SavingsSchedule.maximumInstallments).count
+    }
+}
+
+/// Whether a plan keeps pace: what its schedule expected by today against what was saved.
+public struct PlanPace: Sendable, Hashable {
+    /// The cumulative amount the schedule planned by today (installments due on or before it).
+    public var expected: Int64
+    /// Saved so far.
+    public var saved: Int64
+    /// Integer percent of the target saved (rounded down, 100 only when reached).
+    public var percent: Int
+    /// How far behind the schedule, in minor units (0 when on track).
+    public var behind: Int64
+    public var onTrack: Bool { behind == 0 }
+
+    /// The pace of a plan whose first schedule was `planned`.
+    public init(planned: [Installment], target: Int64, saved: Int64, today: LocalDate) {
+        expected = planned.last(where: { $0.date <= today })?.cumulative ?? 0
+        self.saved = saved
+        behind = max(0, expected - saved)
+        let (high, low) = max(0, min(saved, target)).multipliedFullWidth(by: 100)
+        percent = target > 0 ? Int(target.dividingFullWidth((high, low)).quotient) : 0
+    }
+}

@@ -1,0 +1,245 @@
+import Platform
+import PropertyBased
+import Testing
+
+@testable import SavingsService
+
+/// The savings arithmetic as pure rules: the methods' schedules, calendar intervals,
+/// rebalancing after deposits and the pace, by examples and over random plans.
+@Suite("Savings rules")
+struct SavingsRulesTests {
+    static let today = LocalDate(year: 2026, month: 11, day: 23)
+
+    static func plan(_ terms: PlanTerms) throws -> [Installment] {
+        try SavingsSchedule.installments(terms, today: today).get()
+    }
+
+    static func problem(_ terms: PlanTerms) -> PlanProblem? {
+        if case .failure(let problem) = SavingsSchedule.installments(terms, today: today) { return problem }
+        return nil
+    }
+
+    // MARK: Examples
+
+    @Test("months are counted from the start: the 31st falls on a shorter month's last day and comes back")
+    func monthlyDates() {
+        let start = LocalDate(year: 2027, month: 1, day: 31)
+        let dates = (0..<4).map { SavingInterval.month.date($0, from: start).description }
+        #expect(dates == ["2027-01-31", "2027-02-28", "2027-03-31", "2027-04-30"])
+        #expect(SavingInterval.month.date(13, from: start).description == "2028-02-29")
+        #expect(SavingInterval.twoWeeks.date(2, from: start).description == "2027-02-28")
+        #expect(SavingInterval.month.firstIndex(onOrAfter: LocalDate(year: 2027, month: 3, day: 1), from: start) == 2)
+        #expect(SavingInterval.week.firstIndex(onOrAfter: LocalDate(year: 2027, month: 2, day: 7), from: start) == 1)
+        #expect(SavingInterval.week.firstIndex(onOrAfter: LocalDate(year: 2027, month: 2, day: 8), from: start) == 2)
+    }
+
+    @Test("the classic challenge: 1,378 over 52 weeks is 1, 2, …, 52; its reverse 52 down to 1")
+    func classicChallenge() throws {
+        let terms = PlanTerms(method: .fiftyTwoWeek, target: 1_378, start: Self.today, interval: .week)
+        #expect(try Self.plan(terms).map(\.amount) == Array(1...52))
+        var reverse = terms
+        reverse.method = .fiftyTwoWeekReverse
+        #expect(try Self.plan(reverse).map(\.amount) == Array((1...52).reversed()))
+        #expect(try Self.plan(terms).last?.date == Self.today.adding(days: 7 * 51))
+    }
+
+    @Test("equal installments: 100.00 over three months is 33.33, 33.33, 33.34")
+    func equalInstallments() throws {
+        let terms = PlanTerms(
+            method: .equal, target: 10_000, start: Self.today, deadline: LocalDate(year: 2027, month: 1, day: 23), interval: .month)
+        let plan = try Self.plan(terms)
+        #expect(plan.map(\.amount) == [3_333, 3_333, 3_334])
+        #expect(plan.map(\.cumulative) == [3_333, 6_666, 10_000])
+        #expect(plan.map(\.date.description) == ["2026-11-23", "2026-12-23", "2027-01-23"])
+    }
+
+    @Test("a percentage of income and a fixed amount save until the target; the last installment is the rest")
+    func amountMethods() throws {
+        let income = PlanTerms(method: .incomePercent, target: 100_000, start: Self.today, interval: .month, income: 150_000, percent: 15)
+        let plan = try Self.plan(income)
+        #expect(plan.map(\.amount) == [22_500, 22_500, 22_500, 22_500, 10_000])
+        #expect(plan.last?.date.description == "2027-03-23")
+        let fixed = PlanTerms(method: .fixedAmount, target: 1_000, start: Self.today, interval: .twoWeeks, amount: 300)
+        #expect(try Self.plan(fixed).map(\.amount) == [300, 300, 300, 100])
+    }
+
+    @Test("infeasible terms name the field and the reason")
+    func infeasible() {
+        let start = Self.today
+        #expect(Self.problem(PlanTerms(method: .equal, target: 100, start: start, deadline: start.adding(days: -1), interval: .week))?.field == "deadline")
+        #expect(Self.problem(PlanTerms(method: .equal, target: 100, start: start, interval: .week))?.field == "deadline")
+        #expect(Self.problem(PlanTerms(method: .equal, target: 3, start: start, deadline: start.adding(days: 28), interval: .week))?.field == "target")
+        #expect(Self.problem(PlanTerms(method: .fiftyTwoWeek, target: 0, start: start, interval: .week))?.field == "target")
+        #expect(Self.problem(PlanTerms(method: .equal, target: 100, start: start.adding(days: -3), deadline: start, interval: .week))?.field == "startDate")
+        #expect(Self.problem(PlanTerms(method: .incomePercent, target: 100, start: start, interval: .week, income: 0, percent: 10))?.field == "params.income")
+        #expect(Self.problem(PlanTerms(method: .incomePercent, target: 100, start: start, interval: .week, income: 9, percent: 10))?.reason.contains("less than one") == true)
+        #expect(Self.problem(PlanTerms(method: .incomePercent, target: 100, start: start, interval: .week, income: 900, percent: 0))?.field == "params.percent")
+        #expect(Self.problem(PlanTerms(method: .fixedAmount, target: 1_000_000_000, start: start, interval: .week, amount: 1))?.field == "params.amount")
+        #expect(
+            Self.problem(PlanTerms(method: .fixedAmount, target: 1_000, start: start, deadline: start.adding(days: 7), interval: .week, amount: 100))?
+                .field == "deadline")
+        #expect(
+            Self.problem(PlanTerms(method: .equal, target: 1_000_000, start: start, deadline: LocalDate(year: 2200, month: 1, day: 1), interval: .week))?
+                .field == "deadline")
+    }
+
+    @Test("a missed, a smaller and a larger deposit spread the rest over what is left; too late offers the nearest deadline")
+    func rebalanceExamples() throws {
+        let deadline = Self.today.adding(days: 7 * 9)
+        let terms = PlanTerms(method: .equal, target: 10_000, start: Self.today, deadline: deadline, interval: .week)
+        #expect(try Self.plan(terms).map(\.amount) == Array(repeating: 1_000, count: 10))
+        // Week 0 missed: seen in week 1, the 10,000 over the 9 weeks left.
+        let missed = PlanRebalance.remaining(terms, saved: 0, lastDeposit: nil, today: Self.today.adding(days: 7))
+        guard case .onSchedule(let afterMiss) = missed else { Issue.record("\(missed)"); return }
+        #expect(afterMiss.count == 9 && afterMiss.map(\.amount).reduce(0, +) == 10_000 && afterMiss.first?.amount == 1_111)
+        // Week 1: 500 instead of 1,111; the other 8 weeks share 9,500.
+        let smaller = PlanRebalance.remaining(terms, saved: 500, lastDeposit: Self.today.adding(days: 7), today: Self.today.adding(days: 7))
+        guard case .onSchedule(let afterSmall) = smaller else { Issue.record("\(smaller)"); return }
+        #expect(afterSmall.count == 8 && afterSmall.last?.cumulative == 10_000 && afterSmall.first?.date == Self.today.adding(days: 14))
+        // A large deposit finishes early: nothing is due after the target.
+        #expect(PlanRebalance.remaining(terms, saved: 10_000, lastDeposit: Self.today, today: Self.today) == .completed)
+        // Past the deadline with money still missing: the next date of the series is offered.
+        let late = PlanRebalance.remaining(terms, saved: 9_000, lastDeposit: deadline, today: deadline.adding(days: 2))
+        #expect(late == .unreachable(remaining: 1_000, nearestDeadline: deadline.adding(days: 7)))
+    }
+
+    @Test("the pace: expected by today against saved, integer percent")
+    func pace() throws {
+        let terms = PlanTerms(method: .equal, target: 10_000, start: Self.today, deadline: Self.today.adding(days: 7 * 9), interval: .week)
+        let plan = try Self.plan(terms)
+        let pace = PlanPace(planned: plan, target: 10_000, saved: 1_500, today: Self.today.adding(days: 15))
+        #expect(pace.expected == 3_000 && pace.behind == 1_500 && !pace.onTrack && pace.percent == 15)
+        #expect(PlanPace(planned: plan, target: 10_000, saved: 9_999, today: Self.today).percent == 99)
+        #expect(PlanPace(planned: plan, target: 10_000, saved: 12_000, today: Self.today).percent == 100)
+    }
+
+    // MARK: Over random plans
+
+    static let spreading: [SavingMethod] = [.equal, .fiftyTwoWeek, .fiftyTwoWeekReverse]
+
+    @Test("every plan spread to a deadline sums exactly to its target, each installment at least a unit, growing or shrinking monotonically")
+    func spreadPlansAreExact() async {
+        await propertyCheck(
+            count: 400, input: Gen.int64(in: 1...1_000_000_000_000), Gen.int(in: 0...3_000), Gen.int(in: 0...40), Gen<SavingInterval>.case,
+            Gen.int(in: 0...2)
+        ) { target, span, offset, interval, methodIndex in
+            let method = Self.spreading[methodIndex]
+            let start = Self.today.adding(days: offset)
+            let terms = PlanTerms(method: method, target: target, start: start, deadline: start.adding(days: span), interval: interval)
+            switch SavingsSchedule.installments(terms, today: Self.today) {
+            case .failure(let problem):
+                // Only a target too small for the number of installments may fail here.
+                #expect(problem.field == "target", "\(problem)")
+            case .success(let plan):
+                #expect(plan.map(\.amount).reduce(0, +) == target)
+                #expect(plan.last?.cumulative == target)
+                #expect(plan.allSatisfy { $0.amount >= 1 })
+                #expect(plan.allSatisfy { $0.date >= start && $0.date <= start.adding(days: span) })
+                #expect(zip(plan, plan.dropFirst()).allSatisfy { $0.date < $1.date })
+                let amounts = plan.map(\.amount)
+                switch method {
+                case .fiftyTwoWeekReverse: #expect(zip(amounts, amounts.dropFirst()).allSatisfy { $0 >= $1 })
+                default: #expect(zip(amounts, amounts.dropFirst()).allSatisfy { $0 <= $1 })
+                }
+                if method == .equal { #expect((amounts.max() ?? 0) - (amounts.min() ?? 0) <= 1) }
+            }
+        }
+    }
+
+    @Test("following a plan with random missed, smaller and larger deposits, rebalancing still reaches the target exactly by the deadline when any date is left")
+    func rebalancingReachesTheTarget() async {
+        await propertyCheck(
+            count: 300, input: Gen.int64(in: 100...10_000_000), Gen.int(in: 30...800), Gen<SavingInterval>.case, Gen.int(in: 0...2),
+            Gen.int(in: 0...99).array(of: 40...40)
+        ) { target, span, interval, methodIndex, choices in
+            let method = Self.spreading[methodIndex]
+            let deadline = Self.today.adding(days: span)
+            let terms = PlanTerms(method: method, target: target, start: Self.today, deadline: deadline, interval: interval)
+            guard case .success(let plan) = SavingsSchedule.installments(terms, today: Self.today) else { return }
+            var saved: Int64 = 0
+            var lastDeposit: LocalDate?
+            var day = Self.today
+            var step = 0
+            // Each due date: the saver pays what is asked, nothing, less or more (the choices).
+            while day <= deadline {
+                switch PlanRebalance.remaining(terms, saved: saved, lastDeposit: lastDeposit, today: day) {
+                case .completed:
+                    #expect(saved >= target)
+                    return
+                case .unreachable(let remaining, let nearest):
+                    #expect(remaining == target - saved && nearest > deadline, "dates were left before the deadline")
+                    return
+                case .onSchedule(let rest):
+                    #expect(rest.map(\.amount).reduce(0, +) == target - saved)
+                    #expect(rest.last?.cumulative == target)
+                    #expect(rest.allSatisfy { $0.amount >= 1 && $0.date >= day && $0.date <= deadline })
+                    let due = rest[0]
+                    let choice = choices[step % choices.count]
+                    step += 1
+                    let paid: Int64 =
+                        switch choice {
+                        case 0..<15: 0  // missed
+                        case 15..<35: due.amount / 2  // smaller
+                        case 35..<50: min(due.amount * 2, target - saved)  // larger
+                        default: due.amount  // as planned
+                        }
+                    if paid > 0 {
+                        saved += paid
+                        lastDeposit = due.date
+                    }
+                    day = due.date.adding(days: 1)
+                }
+            }
+            // The deadline passed: the plan is complete, or it says it cannot be.
+            let end = PlanRebalance.remaining(terms, saved: saved, lastDeposit: lastDeposit, today: day)
+            if saved >= target { #expect(end == .completed) } else if case .unreachable = end {} else { Issue.record("\(end)") }
+            #expect(plan.last?.cumulative == target)
+        }
+    }
+
+    @Test("a saver who pays what the rebalanced plan asks, after any deviations, finishes exactly on the target by the deadline")
+    func followingTheRestFinishes() async {
+        await propertyCheck(
+            count: 300, input: Gen.int64(in: 1_000...10_000_000), Gen.int(in: 60...700), Gen<SavingInterval>.case, Gen.int(in: 0...2),
+            Gen.int(in: 0...4)
+        ) { target, span, interval, methodIndex, deviations in
+            let method = Self.spreading[methodIndex]
+            let deadline = Self.today.adding(days: span)
+            let terms = PlanTerms(method: method, target: target, start: Self.today, deadline: deadline, interval: interval)
+            guard case .success = SavingsSchedule.installments(terms, today: Self.today) else { return }
+            var saved: Int64 = 0
+            var lastDeposit: LocalDate?
+            var day = Self.today
+            var deviated = 0
+            while case .onSchedule(let rest) = PlanRebalance.remaining(terms, saved: saved, lastDeposit: lastDeposit, today: day), let due = rest.first {
+                // The first `deviations` installments are paid short by a third, but never the last one.
+                let short = deviated < deviations && rest.count > 1
+                let paid = short ? max(1, due.amount - due.amount / 3) : due.amount
+                deviated += short ? 1 : 0
+                saved += paid
+                lastDeposit = due.date
+                day = due.date
+            }
+            #expect(saved == target)
+            #expect((lastDeposit ?? .init(year: 9999, month: 12, day: 31)) <= deadline)
+        }
+    }
+
+    @Test("amount methods: every installment is the amount but the last, which is the rest; the sum is the target")
+    func amountPlansAreExact() async {
+        await propertyCheck(
+            count: 300, input: Gen.int64(in: 1...1_000_000_000), Gen.int64(in: 1...100_000_000), Gen<SavingInterval>.case, Gen.int(in: 1...100)
+        ) { target, amount, interval, percent in
+            for terms in [
+                PlanTerms(method: .fixedAmount, target: target, start: Self.today, interval: interval, amount: amount),
+                PlanTerms(method: .incomePercent, target: target, start: Self.today, interval: interval, income: amount, percent: percent),
+            ] {
+                guard case .success(let plan) = SavingsSchedule.installments(terms, today: Self.today) else { continue }
+                let each = terms.amountPerInterval ?? 0
+                #expect(plan.map(\.amount).reduce(0, +) == target)
+                #expect(plan.dropLast().allSatisfy { $0.amount == each })
+                #expect((plan.last?.amount ?? 0) >= 1 && (plan.last?.amount ?? 0) <= each)
+            }
+        }
+    }
+}
