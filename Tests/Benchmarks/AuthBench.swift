@@ -69,12 +69,7 @@ struct SignInBench: AsyncParsableCommand {
 
     func run() async throws {
         let directory = try TemporaryDirectory(prefix: "bench-auth")
-        var configuration = PlatformConfiguration()
-        configuration.gatewayEndpoint = TestEnvironment.freeEndpoint()
-        configuration.busInEndpoint = TestEnvironment.freeEndpoint()
-        configuration.busOutEndpoint = TestEnvironment.freeEndpoint()
-        for name in PlatformConfiguration.serviceNames { configuration.serviceEndpoints[name] = TestEnvironment.freeEndpoint() }
-        configuration.dataDirectory = directory.url.appendingPathComponent("data").path
+        var configuration = try BenchStack.configuration(in: directory.url)
         configuration.requestDeadlineMs = 30_000
         configuration.gatewayDeadlineMs = 30_000
         let environment = configuration.environment.merging([

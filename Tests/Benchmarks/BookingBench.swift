@@ -16,31 +16,13 @@ struct BookingBench: AsyncParsableCommand {
 
     func run() async throws {
         let directory = try TemporaryDirectory(prefix: "bench-booking")
-        var configuration = PlatformConfiguration()
-        configuration.gatewayEndpoint = TestEnvironment.freeEndpoint()
-        configuration.busInEndpoint = TestEnvironment.freeEndpoint()
-        configuration.busOutEndpoint = TestEnvironment.freeEndpoint()
-        for name in PlatformConfiguration.serviceNames { configuration.serviceEndpoints[name] = TestEnvironment.freeEndpoint() }
-        configuration.dataDirectory = directory.url.appendingPathComponent("data").path
-        configuration.logLevel = try PlatformConfiguration.fromEnvironment(["BACKEND_LOG_LEVEL": serviceLogLevel]).logLevel
+        let configuration = try BenchStack.configuration(in: directory.url, logLevel: serviceLogLevel)
         // Sign-ups are set-up here, not measured: cheap hashing keeps them quick.
         let environment = configuration.environment.merging(["BACKEND_AUTH_SCRYPT_LOG_N": "10", "BACKEND_AUTH_POW_DIFFICULTY": "0"]) { _, new in new }
-        let binaries = URL(fileURLWithPath: ProcessSetup.executablePath).deletingLastPathComponent()
-        var processes: [ChildProcess] = []
-        for name in ["auth", "booking", "gateway"] {
-            processes.append(
-                try ChildProcess(
-                    executable: binaries.appendingPathComponent(name), environment: environment,
-                    logFile: directory.url.appendingPathComponent("\(name).log")))
-        }
+        let processes = try BenchStack.start(["auth", "booking", "gateway"], environment: environment, in: directory.url)
         defer { for process in processes { process.kill(signal: SIGKILL) } }
         let client = ServiceClient(endpoint: configuration.gatewayEndpoint, name: "bench")
-        for name in ["auth", "booking"] {
-            for _ in 0..<100 {
-                if (try? await client.call("\(name).health", idempotent: true, timeout: .milliseconds(300), attempts: 1))?.ok == true { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
+        try await BenchStack.waitUntilHealthy(["auth", "booking"], client: client)
 
         // An admin, and a park open around the clock where bookings are free of charge.
         // Accounts are made at auth directly: through the gateway, one client would soon
