@@ -37,10 +37,20 @@ struct TimerTests {
             if note.text == "fail" { throw ServiceError.conflict("refused") }
         }
 
+        /// Records each firing and sets itself again with the same key, three times in all
+        /// (a recurring timer, as an installment reminder is).
+        static let repeating = TimerHandler(kind: "test.repeat") { db, timer in
+            try db.execute(sql: "INSERT INTO fired (timer, key, text) VALUES (?, ?, 'repeat')", arguments: [timer.id, timer.key])
+            let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM fired WHERE text = 'repeat'") ?? 0
+            if count < 3, let key = timer.key {
+                try DurableTimers.schedule(db, kind: "test.repeat", at: Date().addingTimeInterval(0.05), key: key)
+            }
+        }
+
         func startWorker(retry: BackoffPolicy = TimerWorker.defaultRetry, idleCheck: Duration = .seconds(5)) -> Task<Void, any Error> {
             var logger = Logger(label: "timers")
             logger.logLevel = .critical
-            let worker = TimerWorker(pool: pool, handlers: [Self.handler], retry: retry, logger: logger, idleCheck: idleCheck)
+            let worker = TimerWorker(pool: pool, handlers: [Self.handler, Self.repeating], retry: retry, logger: logger, idleCheck: idleCheck)
             return Task { try await worker.run() }
         }
 
@@ -56,6 +66,21 @@ struct TimerTests {
             }
             return try condition()
         }
+    }
+
+    @Test("a handler may set its own kind and key again: the timer recurs, and stops when it does not")
+    func recurs() async throws {
+        let world = try World()
+        let worker = world.startWorker()
+        defer { worker.cancel() }
+        try await world.pool.write { db in
+            try DurableTimers.schedule(db, kind: "test.repeat", at: Date().addingTimeInterval(0.05), key: "plan-1")
+        }
+        #expect(try await world.waitUntil { try world.fired().count == 3 })
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try world.fired().count == 3)
+        #expect(try world.fired().map { $0["key"] as String } == ["plan-1", "plan-1", "plan-1"])
+        #expect(try await world.pool.read { db in try DurableTimers.counts(db) } == (0, 0))
     }
 
     @Test("a timer fires once after its instant, with its effects, and is gone")

@@ -13,6 +13,8 @@ import Synchronization
 ///
 /// A timer may carry a `key`, unique per kind: scheduling the same (kind, key) again
 /// moves the timer (and replaces its payload), and ``cancel(_:kind:key:)`` removes it.
+/// A handler may schedule its own kind and key again: a recurring timer (the fired row is
+/// gone by then).
 public enum DurableTimers {
     /// At most this many bytes of payload JSON per timer.
     public static let maximumPayloadBytes = 16 * 1_024

@@ -99,8 +99,10 @@ public final class TimerWorker: Service, Sendable {
             }
             do {
                 try db.inSavepoint {
-                    try handler.run(db, timer)
+                    // Removed first: a recurring handler may schedule its own kind and key
+                    // again, which makes a new row (a rollback restores this one).
                     try db.cachedStatement(sql: "DELETE FROM platform_timer WHERE id = ?").execute(arguments: [timer.id])
+                    try handler.run(db, timer)
                     return .commit
                 }
                 if timer.late { outcome.late += 1 }

@@ -250,15 +250,3 @@ enum PassLedger {
         }
     }
 }
-
-/// Keyset cursors for paged lists: opaque to clients.
-enum PageCursor {
-    static func encode(_ key: String, _ id: String) -> String { Base64URL.encode(Array("\(key)|\(id)".utf8)) }
-
-    static func decode(_ cursor: String) throws -> (key: String, id: String) {
-        guard let bytes = Base64URL.decode(cursor), let text = String(bytes: bytes, encoding: .utf8),
-            let bar = text.firstIndex(of: "|")
-        else { throw ServiceError.invalid("cursor", "not a cursor from this list") }
-        return (String(text[..<bar]), String(text[text.index(after: bar)...]))
-    }
-}

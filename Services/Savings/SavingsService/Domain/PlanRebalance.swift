@@ -64,7 +64,8 @@ public enum PlanRebalance {
 
 /// Whether a plan keeps pace: what its schedule expected by today against what was saved.
 public struct PlanPace: Sendable, Hashable {
-    /// The cumulative amount the schedule planned by today (installments due on or before it).
+    /// The cumulative amount the schedule planned before today (an installment due today
+    /// is not late until its day is over).
     public var expected: Int64
     /// Saved so far.
     public var saved: Int64
@@ -76,10 +77,16 @@ public struct PlanPace: Sendable, Hashable {
 
     /// The pace of a plan whose first schedule was `planned`.
     public init(planned: [Installment], target: Int64, saved: Int64, today: LocalDate) {
-        expected = planned.last(where: { $0.date <= today })?.cumulative ?? 0
+        expected = planned.last(where: { $0.date < today })?.cumulative ?? 0
         self.saved = saved
         behind = max(0, expected - saved)
+        percent = Self.percent(saved: saved, of: target)
+    }
+
+    /// Integer percent of `target` that `saved` is: rounded down, 100 only when reached.
+    public static func percent(saved: Int64, of target: Int64) -> Int {
+        guard target > 0 else { return 0 }
         let (high, low) = max(0, min(saved, target)).multipliedFullWidth(by: 100)
-        percent = target > 0 ? Int(target.dividingFullWidth((high, low)).quotient) : 0
+        return Int(target.dividingFullWidth((high, low)).quotient)
     }
 }

@@ -1,0 +1,134 @@
+import Foundation
+import GRDB
+import Platform
+
+/// Deposits: what a user put aside for a plan, on a date. Each one moves the plan's saved
+/// amount and its last deposit date in the same transaction, completes the plan when the
+/// target is reached, and sets the installment reminder again from the rebalanced rest.
+struct DepositOperations: Sendable {
+    /// A plan takes at most this many deposits.
+    static let maximumDeposits = 10_000
+
+    var all: [ServiceOperation] { [record, undo, list] }
+
+    struct RecordRequest: Codable, Sendable {
+        var planId: String
+        var amount: Money
+        var date: LocalDate
+        var note: String?
+    }
+
+    static let reply = JSONSchema.object(["deposit": PlanViews.depositSchema, "plan": PlanViews.planSchema], required: ["deposit", "plan"])
+
+    var record: ServiceOperation {
+        .write(
+            "savings.deposits.record",
+            summary: "Records money put aside for an open plan on `date` (from the plan's start day to today; a late one counts for its own date). Any amount: the rest of the schedule is rebalanced so the plan still reaches its target by its deadline. Reaching the target completes the plan (savings.plan.completed). Send `idem`: a retry is recorded once.",
+            auth: PlanOperations.user,
+            request: .object(
+                ["planId": PlanOperations.id, "amount": PlanOperations.amount, "date": .string(format: .date), "note": .text(maxLength: 500)],
+                required: ["planId", "amount", "date"]),
+            response: Self.reply
+        ) { (context, input: RecordRequest, db: Database) -> JSONValue in
+            let plan = try PlanRow.own(db, id: input.planId, user: try context.requirePrincipal().userID)
+            guard input.amount.currency == plan.currency else { throw ServiceError.invalid("amount.currency", "must be the plan's currency (\(plan.currency.code))") }
+            let saved = plan.saved + input.amount.minor
+            let next = try PlanLifecycle.next(after: .deposit, from: plan.state, saved: saved, target: plan.terms.target)
+                .mapError { ServiceError.conflict($0.message, reason: $0.reason) }.get()
+            guard input.date >= plan.createdOn else { throw ServiceError.invalid("date", "is before the plan was started (\(plan.createdOn))") }
+            guard input.date <= SavingsCalendar.latestToday(at: context.receivedAt) else { throw ServiceError.invalid("date", "is in the future") }
+            guard plan.deposits < Self.maximumDeposits else {
+                throw ServiceError.conflict("the plan has \(plan.deposits) deposits, the most it takes", reason: "too_many_deposits")
+            }
+            let now = Instant.format(context.receivedAt)
+            let id = RecordID.make(prefix: "dep", at: context.receivedAt)
+            try db.cachedStatement(sql: "INSERT INTO deposit (id, plan_id, user_id, amount_minor, date, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+                .execute(arguments: [id, plan.id, plan.userID, input.amount.minor, input.date.description, input.note, now])
+            let last = max(plan.lastDeposit ?? input.date, input.date)
+            try db.cachedStatement(sql: """
+                    UPDATE plan SET saved_minor = ?, deposits = deposits + 1, last_deposit = ?, state = ?, updated_at = ?,
+                        closed_at = CASE WHEN ? = 'completed' THEN ? ELSE closed_at END
+                    WHERE id = ?
+                    """).execute(arguments: [saved, last.description, next.rawValue, now, next.rawValue, now, plan.id])
+            var changed = plan
+            (changed.saved, changed.deposits, changed.lastDeposit, changed.state, changed.updatedAt) = (saved, plan.deposits + 1, last, next, now)
+            if next == .completed { changed.closedAt = now }
+            let deposit = DepositRow(id: id, planID: plan.id, userID: plan.userID, amount: input.amount.minor, date: input.date, note: input.note, createdAt: now)
+            try InstallmentReminders.arm(db, changed, at: context.receivedAt)
+            try SavingsEvents.deposit(db, "savings.deposit.recorded", changed, deposit, at: context.receivedAt)
+            if next == .completed { try SavingsEvents.plan(db, "savings.plan.completed", changed, at: context.receivedAt) }
+            return ["deposit": PlanViews.deposit(deposit, plan.currency), "plan": PlanViews.plan(changed, at: context.receivedAt)]
+        }
+    }
+
+    struct UndoRequest: Codable, Sendable {
+        var depositId: String
+    }
+
+    var undo: ServiceOperation {
+        .write(
+            "savings.deposits.undo",
+            summary: "Takes back one of the caller's deposits (a mistake): the plan's saved amount and schedule follow; a completed plan that falls below its target is active again (savings.plan.reopened). Not on a cancelled plan.",
+            auth: PlanOperations.user, request: .object(["depositId": PlanOperations.id], required: ["depositId"]), response: Self.reply
+        ) { (context, input: UndoRequest, db: Database) -> JSONValue in
+            let user = try context.requirePrincipal().userID
+            guard let deposit = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM deposit WHERE id = ?"), arguments: [input.depositId]).map(DepositRow.init(row:)),
+                deposit.userID == user
+            else { throw ServiceError.notFound("no such deposit") }
+            let plan = try PlanRow.own(db, id: deposit.planID, user: user)
+            let saved = plan.saved - deposit.amount
+            let next = try PlanLifecycle.next(after: .undoDeposit, from: plan.state, saved: saved, target: plan.terms.target)
+                .mapError { ServiceError.conflict($0.message, reason: $0.reason) }.get()
+            let now = Instant.format(context.receivedAt)
+            try db.cachedStatement(sql: "DELETE FROM deposit WHERE id = ?").execute(arguments: [deposit.id])
+            try db.cachedStatement(sql: """
+                    UPDATE plan SET saved_minor = ?, deposits = deposits - 1, last_deposit = (SELECT MAX(date) FROM deposit WHERE plan_id = ?),
+                        state = ?, updated_at = ?, closed_at = CASE WHEN ? = 'completed' THEN closed_at ELSE NULL END
+                    WHERE id = ?
+                    """).execute(arguments: [saved, plan.id, next.rawValue, now, next.rawValue, plan.id])
+            let changed = try PlanRow.own(db, id: plan.id, user: user)
+            try InstallmentReminders.arm(db, changed, at: context.receivedAt)
+            try SavingsEvents.deposit(db, "savings.deposit.undone", changed, deposit, at: context.receivedAt)
+            if plan.state == .completed && next != .completed { try SavingsEvents.plan(db, "savings.plan.reopened", changed, at: context.receivedAt) }
+            return ["deposit": PlanViews.deposit(deposit, plan.currency), "plan": PlanViews.plan(changed, at: context.receivedAt)]
+        }
+    }
+
+    struct ListRequest: Codable, Sendable {
+        var planId: String?
+        var limit: Int?
+        var cursor: String?
+    }
+
+    var list: ServiceOperation {
+        .read(
+            "savings.deposits.list",
+            summary: "The caller's deposits with their dates, newest date first: of one plan (`planId`) or of all, paged (`limit` up to 200, default 50; `cursor` from `next`).",
+            auth: PlanOperations.user,
+            request: .object(["planId": PlanOperations.id, "limit": .integer(minimum: 1, maximum: 200), "cursor": .string(maxLength: 300)]),
+            response: .object(
+                ["items": .array(of: PlanViews.depositSchema, maxItems: 200), "next": JSONSchema.string().nullable()], required: ["items", "next"])
+        ) { (context, input: ListRequest, db: Database) -> JSONValue in
+            let user = try context.requirePrincipal().userID
+            if let planId = input.planId { _ = try PlanRow.own(db, id: planId, user: user) }
+            let limit = input.limit ?? 50
+            var sql = "SELECT deposit.*, plan.currency FROM deposit JOIN plan ON plan.id = deposit.plan_id WHERE deposit.user_id = ?"
+            var arguments: StatementArguments = [user]
+            if let planId = input.planId {
+                sql += " AND deposit.plan_id = ?"
+                arguments += [planId]
+            }
+            if let cursor = input.cursor {
+                let (date, id) = try PageCursor.decode(cursor)
+                sql += " AND (deposit.date < ? OR (deposit.date = ? AND deposit.id < ?))"
+                arguments += [date, date, id]
+            }
+            sql += " ORDER BY deposit.date DESC, deposit.id DESC LIMIT ?"
+            arguments += [limit + 1]
+            let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
+            let page = try rows.prefix(limit).map { row in (try DepositRow(row: row), Currency(stored: row["currency"])) }
+            let next: JSONValue = rows.count > limit ? page.last.map { .string(PageCursor.encode($0.0.date.description, $0.0.id)) } ?? .null : .null
+            return ["items": .array(page.map { PlanViews.deposit($0.0, $0.1) }), "next": next]
+        }
+    }
+}
