@@ -52,6 +52,23 @@ struct LocalDateTests {
         }
     }
 
+    @Test("short steps forward (a weekly series) agree with day numbers, across months, years and leap days; dates write as they print")
+    func shortSteps() {
+        var date = LocalDate(year: 1999, month: 12, day: 1)
+        for _ in 0..<2_000 {
+            for days in [0, 1, 7, 13, 14, 27, 28, 29, 31, -1, -7, 400] {
+                #expect(date.adding(days: days) == LocalDate(daysSinceEpoch: date.daysSinceEpoch + Int64(days)), "\(date) + \(days)")
+            }
+            var text: [UInt8] = []
+            date.writeText(to: &text)
+            #expect(String(decoding: text, as: UTF8.self) == date.description)
+            date = date.adding(days: 3)
+        }
+        var early: [UInt8] = []
+        LocalDate(year: 7, month: 3, day: 9).writeText(to: &early)
+        #expect(String(decoding: early, as: UTF8.self) == "0007-03-09")
+    }
+
     @Test("calendar months clamp to short months: the 31st, February 29th")
     func months() throws {
         #expect(try date("2026-01-31").adding(months: 1) == date("2026-02-28"))

@@ -83,6 +83,26 @@ struct TimerTests {
         #expect(try await world.pool.read { db in try DurableTimers.counts(db) } == (0, 0))
     }
 
+    @Test("setting a keyed timer again as it stands writes nothing; a change of instant or payload moves it")
+    func unchangedKey() async throws {
+        let world = try World()
+        let due = Date().addingTimeInterval(3_600)
+        func row() async throws -> Row? {
+            try await world.pool.read { db in try Row.fetchOne(db, sql: "SELECT id, due_ms, payload, created_at FROM platform_timer WHERE key = 'k'") }
+        }
+        let first = try await world.pool.write { db in try DurableTimers.schedule(db, kind: "test.note", at: due, key: "k", payload: Note(text: "a")) }
+        let before = try #require(try await row())
+        try await Task.sleep(for: .milliseconds(5))
+        let again = try await world.pool.write { db in try DurableTimers.schedule(db, kind: "test.note", at: due, key: "k", payload: Note(text: "a")) }
+        let after = try await row()
+        #expect(again == first)
+        #expect(after?["created_at"] as String? == before["created_at"] as String?)
+        _ = try await world.pool.write { db in try DurableTimers.schedule(db, kind: "test.note", at: due, key: "k", payload: Note(text: "b")) }
+        #expect(try await row()?["payload"] as String? == #"{"text":"b"}"#)
+        _ = try await world.pool.write { db in try DurableTimers.schedule(db, kind: "test.note", at: due.addingTimeInterval(60), key: "k", payload: Note(text: "b")) }
+        #expect(try await row()?["due_ms"] as Int64? == (before["due_ms"] as Int64) + 60_000)
+    }
+
     @Test("a timer fires once after its instant, with its effects, and is gone")
     func firesOnce() async throws {
         let world = try World()

@@ -126,7 +126,7 @@ struct SchemaTests {
         for good in ["Anna", "Ива́н", "李", "O'Brien-Smith", "  Anna ", "Ann\u{200B}a", "é"] {
             #expect(name.validate(["name": .string(good)]).isEmpty, "\(good)")
         }
-        for bad in ["   ", "\u{00A0}", "\u{3000}", "\u{200B}", "\u{FEFF}", "\u{0301}", "\u{200B}\u{0301} ", "\u{202E}nnA", "Anna\u{2066}", "\u{061C}"] {
+        for bad in ["   ", "\u{00A0}", "\u{3000}", "\u{200B}", "\u{FEFF}", "\u{0301}", "\u{200B}\u{0301} ", "\u{202E}nnA", "Anna\u{2066}", "\u{061C}", "\u{3164}", "\u{2800} \u{2800}", "\u{FFA0}"] {
             #expect(name.validate(["name": .string(bad)])["name"] != nil, "\(bad.unicodeScalars.map { String($0.value, radix: 16) })")
         }
         let key = JSONSchema.object(["id": .string(format: .key)])

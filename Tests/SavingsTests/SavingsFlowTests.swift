@@ -200,7 +200,10 @@ struct SavingsFlowTests {
             #expect(rebalanced["saved"]?["minor"] == 4_500 && rebalanced["remaining"]?["minor"] == 5_500 && rebalanced["percent"] == 45)
             #expect(rebalanced["status"] == "on_track" && rebalanced["behind"]?["minor"] == 0)
             // Today's installment is covered: six left, exact, largest last.
-            #expect(Self.minors(rebalanced["upcoming"]) == [916, 916, 917, 917, 917, 917])
+            // The reply lists the next three; the plan, all that is left.
+            #expect(Self.minors(rebalanced["upcoming"]) == [916, 916, 917])
+            let full = try await Self.ok(savings, "savings.plans.get", ["planId": .string(plan)], as: Self.ann)
+            #expect(Self.minors(full["upcoming"]) == [916, 916, 917, 917, 917, 917])
             #expect(rebalanced["reachDate"] == rebalanced["deadline"])
             // The same request again is recorded once.
             let retry = try await savings.call(
@@ -443,5 +446,109 @@ struct SavingsFlowTests {
             }
             #expect(left.0 == 0 && left.1 == 0 && left.2 == 1 && left.3 == 0 && left.4 == 1)
         }
+    }
+
+    // MARK: What an over-the-wire attack found
+
+    @Test("undoing a completing deposit reopens the plan as it was (paused stays paused), within the open plans' limit")
+    func undoReopening() async throws {
+        try await Self.with { savings in
+            let plan = try #require(try await Self.ok(savings, "savings.plans.start", Self.equalPlan(), as: Self.ann)["id"])
+            try await Self.ok(savings, "savings.plans.pause", ["planId": plan], as: Self.ann)
+            let done = try await Self.ok(savings, "savings.deposits.record", ["planId": plan, "amount": Self.rub(10_000), "date": Self.date(Self.today())], as: Self.ann)
+            #expect(done["plan"]?["state"] == "completed")
+            let undone = try await Self.ok(savings, "savings.deposits.undo", ["depositId": done["deposit"]!["id"]!], as: Self.ann)
+            #expect(undone["plan"]?["state"] == "paused" && undone["plan"]?["closedAt"] == .null)
+
+            // A completed plan does not reopen past the limit of open plans.
+            let again = try await Self.ok(savings, "savings.deposits.record", ["planId": plan, "amount": Self.rub(10_000), "date": Self.date(Self.today())], as: Self.ann)
+            for _ in 0..<PlanOperations.maximumOpenPlans { try await Self.ok(savings, "savings.plans.start", Self.equalPlan(), as: Self.ann) }
+            #expect(try await Self.failure(savings, "savings.plans.start", Self.equalPlan(), as: Self.ann).0 == .conflict)
+            let (code, _) = try await Self.failure(savings, "savings.deposits.undo", ["depositId": again["deposit"]!["id"]!], as: Self.ann)
+            #expect(code == .conflict)
+            #expect(try await Self.ok(savings, "savings.plans.get", ["planId": plan], as: Self.ann)["state"] == "completed")
+            #expect(try await Self.ok(savings, "savings.plans.list", as: Self.ann)["items"]?.arrayValue?.count == PlanOperations.maximumOpenPlans)
+        }
+    }
+
+    @Test("dates: a start more than ten years ahead is refused; deposits are not dated after today in the plan's zone")
+    func dateBounds() async throws {
+        try await Self.with { savings in
+            let far = Self.equalPlan(extra: ["startDate": Self.date(Self.today().adding(years: 11)), "deadline": Self.date(Self.today().adding(years: 12))])
+            #expect(try await Self.failure(savings, "savings.plans.preview", far, as: Self.ann).1["startDate"] != nil)
+            let lateZone = "Etc/GMT+12"
+            let clock = try #require(ZoneClock(identifier: lateZone))
+            let today = clock.localDate(of: Date())
+            let plan = try #require(
+                try await Self.ok(
+                    savings, "savings.plans.start",
+                    ["method": "equal", "target": Self.rub(1_000), "startDate": Self.date(today), "deadline": Self.date(today.adding(days: 30)), "interval": "week",
+                     "timeZone": .string(lateZone)], as: Self.ann)["id"])
+            let (code, fields) = try await Self.failure(savings, "savings.deposits.record", ["planId": plan, "amount": Self.rub(10), "date": Self.date(today.adding(days: 1))], as: Self.ann)
+            #expect(code == .validationFailed && fields["date"] != nil)
+            try await Self.ok(savings, "savings.deposits.record", ["planId": plan, "amount": Self.rub(10), "date": Self.date(today)], as: Self.ann)
+        }
+    }
+
+    @Test("the profile's zone is a new plan's default, and clearing it goes back to UTC")
+    func profileZone() async throws {
+        try await Self.with { savings in
+            func profile(_ zone: JSONValue) async throws {
+                try await savings.runtime.pool.write { db in
+                    try UserDeletion.subscription.apply(
+                        db, Event(source: "auth", seq: 1, type: "auth.user.profile_changed", at: Instant.format(Date()), data: ["userId": "user-ann", "timeZone": zone]))
+                }
+            }
+            try await profile("Asia/Tokyo")
+            let tokyo = ZoneClock(identifier: "Asia/Tokyo")!.localDate(of: Date())
+            let plan = try await Self.ok(
+                savings, "savings.plans.start",
+                ["method": "equal", "target": Self.rub(1_000), "startDate": Self.date(tokyo), "deadline": Self.date(tokyo.adding(days: 30)), "interval": "week"], as: Self.ann)
+            #expect(plan["reminders"]?["timeZone"] == "Asia/Tokyo")
+            try await profile(.null)
+            let utc = try await Self.ok(savings, "savings.plans.start", Self.equalPlan(extra: [:]).removingTimeZone, as: Self.ann)
+            #expect(utc["reminders"]?["timeZone"] == "UTC")
+        }
+    }
+
+    @Test("moving a deadline is judged by what remains; closed plans refuse changes first; an update that changes nothing writes nothing")
+    func deadlineChanges() async throws {
+        try await Self.with { savings in
+            let today = Self.today()
+            let fixed = try #require(
+                try await Self.ok(
+                    savings, "savings.plans.start",
+                    ["method": "fixed_amount", "target": Self.rub(1_000), "startDate": Self.date(today), "interval": "week", "timeZone": "UTC", "params": ["amount": Self.rub(100)]],
+                    as: Self.ann)["id"])
+            try await Self.ok(savings, "savings.deposits.record", ["planId": fixed, "amount": Self.rub(950), "date": Self.date(today)], as: Self.ann)
+            let sooner = try await Self.ok(savings, "savings.plans.update", ["planId": fixed, "deadline": Self.date(today.adding(days: 7))], as: Self.ann)
+            #expect(Self.minors(sooner["upcoming"]) == [50] && sooner["deadline"] == Self.date(today.adding(days: 7)))
+            let (none, fields) = try await Self.failure(savings, "savings.plans.update", ["planId": fixed, "deadline": Self.date(today.adding(days: 3))], as: Self.ann)
+            #expect(none == .validationFailed && fields["deadline"]?.contains(today.adding(days: 7).description) == true)
+
+            let small = try #require(try await Self.ok(savings, "savings.plans.start", Self.equalPlan(target: 12, weeks: 12), as: Self.ann)["id"])
+            let longer = try await Self.ok(savings, "savings.plans.update", ["planId": small, "deadline": Self.date(today.adding(days: 7 * 20))], as: Self.ann)
+            #expect(Self.minors(longer["upcoming"]).reduce(0, +) == 12 && longer["upcoming"]?.arrayValue?.count == 12)
+
+            let events = { try await savings.runtime.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_event WHERE type = 'savings.plan.changed'") ?? 0 } }
+            let before = try await events()
+            let same = try await Self.ok(savings, "savings.plans.update", ["planId": small, "name": "Equal installments", "reminders": true], as: Self.ann)
+            let after = try await events()
+            #expect(same["updatedAt"] == longer["updatedAt"] && after == before)
+
+            try await Self.ok(savings, "savings.plans.cancel", ["planId": small], as: Self.ann)
+            let (closed, _) = try await Self.failure(savings, "savings.plans.update", ["planId": small, "deadline": "2020-01-01"], as: Self.ann)
+            #expect(closed == .conflict)
+        }
+    }
+}
+
+
+extension JSONValue {
+    /// The same request without its `timeZone` (the profile's, else UTC, applies).
+    fileprivate var removingTimeZone: JSONValue {
+        guard var object = objectValue else { return self }
+        object["timeZone"] = nil
+        return .object(object)
     }
 }

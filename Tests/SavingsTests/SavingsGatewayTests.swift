@@ -58,9 +58,9 @@ struct SavingsGatewayTests {
             }
             let rebalanced = try #require(last["plan"])
             #expect(rebalanced["saved"]?["minor"] == 4_500 && rebalanced["percent"] == 45 && rebalanced["status"] == "on_track")
-            #expect((rebalanced["upcoming"]?.arrayValue ?? []).compactMap { $0["amount"]?["minor"]?.integerValue } == [916, 916, 917, 917, 917, 917])
             let schedule = try await stack.client.ok("savings.plans.schedule", ["planId": .string(planID)], token: vera)
             #expect(schedule["total"]?["minor"] == 10_000 && schedule["count"] == 6)
+            #expect((schedule["installments"]?.arrayValue ?? []).compactMap { $0["amount"]?["minor"]?.integerValue } == [916, 916, 917, 917, 917, 917])
             let stats = try await stack.client.ok("savings.stats", token: vera)
             #expect(stats["totals"]?[0]?["remaining"]?["minor"] == 5_500)
 

@@ -1,3 +1,4 @@
+import Foundation
 import Platform
 import PropertyBased
 import Testing
@@ -240,6 +241,51 @@ struct SavingsRulesTests {
                 #expect(plan.dropLast().allSatisfy { $0.amount == each })
                 #expect((plan.last?.amount ?? 0) >= 1 && (plan.last?.amount ?? 0) <= each)
             }
+        }
+    }
+}
+
+/// The shortcuts the service takes for speed, checked against the plain definitions.
+@Suite("Savings shortcuts")
+struct SavingsShortcutTests {
+    @Test("the pace from the terms alone equals the pace read off the plan as made, for every method and any day")
+    func paceFromTerms() async {
+        await propertyCheck(
+            count: 400, input: Gen.int64(in: 1...1_000_000_000), Gen.int(in: 0...2_000), Gen<SavingInterval>.case, Gen<SavingMethod>.case,
+            Gen.int(in: -30...2_500), Gen.int64(in: 1...100_000_000)
+        ) { target, span, interval, method, day, each in
+            let start = SavingsRulesTests.today
+            let deadline: LocalDate? = method == .fiftyTwoWeek && span % 3 == 0 ? nil : start.adding(days: span)
+            let terms = PlanTerms(
+                method: method, target: target, start: start, deadline: method.spreadsToDeadline ? deadline : nil, interval: interval,
+                income: each * 3, percent: 34, amount: each)
+            guard case .success(let planned) = SavingsSchedule.installments(terms, today: start) else { return }
+            let today = start.adding(days: day)
+            let saved = target / 3
+            #expect(PlanPace(terms: terms, saved: saved, today: today) == PlanPace(planned: planned, target: target, saved: saved, today: today))
+        }
+    }
+
+    @Test("counting and listing a series' dates agrees with computing each date from the start")
+    func seriesDates() async {
+        await propertyCheck(count: 300, input: Gen.int(in: 0...3_000), Gen.int(in: 0...400), Gen<SavingInterval>.case, Gen.int(in: 0...60)) { offset, span, interval, from in
+            let start = LocalDate(year: 2027, month: 1, day: 1).adding(days: offset)
+            let last = start.adding(days: span)
+            let expected = (0..<1_000).map { interval.date($0, from: start) }.filter { $0 <= last }
+            #expect(interval.count(from: start, through: last) == expected.count)
+            #expect(interval.dates(from: start, fromIndex: from, through: last, limit: 10_000) == Array(expected.dropFirst(from)))
+        }
+    }
+
+    @Test("a schedule written straight to bytes is the JSON its Encodable conformance gives")
+    func scheduleBytes() throws {
+        let installments = try SavingsSchedule.installments(
+            PlanTerms(method: .fiftyTwoWeek, target: 1_378_00, start: SavingsRulesTests.today, interval: .twoWeeks), today: SavingsRulesTests.today
+        ).get()
+        for view in [ScheduleView(installments: installments, currency: "EUR"), ScheduleView(installments: [], currency: "JPY")] {
+            var bytes: [UInt8] = []
+            view.writeJSON(to: &bytes)
+            #expect(try JSONParser.parse(Data(bytes)) == JSONValueEncoder().encode(view))
         }
     }
 }

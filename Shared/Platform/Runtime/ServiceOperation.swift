@@ -108,7 +108,7 @@ public struct ServiceOperation: Sendable {
 
     /// An operation that changes state in one write transaction. With an `idem` key the
     /// reply is stored in the same transaction, and a retry gets it back unchanged.
-    public static func write<Request: Decodable & Sendable, Response: Codable & Sendable>(
+    public static func write<Request: Decodable & Sendable, Response: Encodable & Sendable>(
         _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema,
         _ handler: @escaping @Sendable (RequestContext, Request, Database) throws -> Response
     ) -> ServiceOperation {
@@ -128,7 +128,7 @@ public struct ServiceOperation: Sendable {
     /// only loads, decides and writes. The writer thread is the service's one serial
     /// resource, so whatever can move out of it does. With an `idem` key the reply is
     /// stored in the same transaction, as with ``write(_:summary:auth:request:response:_:)``.
-    public static func write<Request: Decodable & Sendable, Plan: Sendable, Response: Codable & Sendable>(
+    public static func write<Request: Decodable & Sendable, Plan: Sendable, Response: Encodable & Sendable>(
         _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema,
         prepare: @escaping @Sendable (RequestContext, Request) async throws -> Plan,
         _ handler: @escaping @Sendable (RequestContext, Plan, Database) throws -> Response

@@ -21,6 +21,8 @@ public enum Formats {
         for scalar in text.unicodeScalars {
             if (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value) { return false }
             guard !visible else { continue }
+            // Letters that draw nothing: the Hangul fillers, the blank Braille pattern.
+            if [0x115F, 0x1160, 0x3164, 0xFFA0, 0x2800].contains(scalar.value) { continue }
             switch scalar.properties.generalCategory {
             case .format, .nonspacingMark, .enclosingMark, .spaceSeparator, .lineSeparator, .paragraphSeparator, .control: continue
             default: visible = !scalar.properties.isWhitespace

@@ -28,6 +28,15 @@ public enum DurableTimers {
         let json = try WireJSON.encode(payload)
         guard json.count <= maximumPayloadBytes else { throw ServiceError.internal(ref: "timer-payload-too-large") }
         let dueMs = Int64((instant.timeIntervalSince1970 * 1_000).rounded(.up))
+        let text = String(decoding: json, as: UTF8.self)
+        if let key,
+            let row = try Row.fetchOne(
+                db.cachedStatement(sql: "SELECT id, due_ms, payload, dead FROM platform_timer WHERE kind = ? AND key = ?"), arguments: [kind, key]),
+            row[1] == dueMs, row[2] == text, row[3] == false
+        {
+            // Set again as it stands (a plan's next reminder after a deposit, say): nothing to write, no one to wake.
+            return row[0]
+        }
         let id = try Int64.fetchOne(
             db.cachedStatement(
                 sql: """
@@ -37,8 +46,8 @@ public enum DurableTimers {
                                   attempts = 0, last_error = NULL, dead = 0
                     RETURNING id
                     """),
-            arguments: [kind, key, dueMs, String(decoding: json, as: UTF8.self), Instant.format(Date())]) ?? db.lastInsertedRowID
-        TimerWakeups.wake(after: db)
+            arguments: [kind, key, dueMs, text, Instant.format(Date())]) ?? db.lastInsertedRowID
+        TimerWakeups.wake(after: db, dueMs: dueMs)
         return id
     }
 
@@ -118,14 +127,16 @@ public struct TimerHandler: Sendable {
     }
 }
 
-/// Wakes the timer workers after a transaction that scheduled a timer commits. A process
-/// runs one service (tests run several), so every worker of the process is woken and
+/// Wakes the timer workers after a transaction that scheduled a timer commits, when the
+/// earliest timer it scheduled is due before a worker planned to wake anyway. A process
+/// runs one service (tests run several), so every worker of the process is asked and
 /// looks at its own database: cheaper than finding the database's worker.
 enum TimerWakeups {
     private static let wakes = Mutex<[ObjectIdentifier: TimerWake]>([:])
-    /// Connections whose open transaction already wakes the workers when it ends: one
-    /// transaction observer per transaction, however many timers it schedules.
-    private static let armed = Mutex<Set<ObjectIdentifier>>([])
+    /// Connections whose open transaction already wakes the workers when it ends (one
+    /// transaction observer per transaction, however many timers it schedules), with the
+    /// earliest due time it scheduled.
+    private static let armed = Mutex<[ObjectIdentifier: Int64]>([:])
 
     static func register(_ wake: TimerWake) {
         wakes.withLock { $0[ObjectIdentifier(wake)] = wake }
@@ -135,21 +146,45 @@ enum TimerWakeups {
         _ = wakes.withLock { $0.removeValue(forKey: ObjectIdentifier(wake)) }
     }
 
-    static func wake(after db: Database) {
+    static func wake(after db: Database, dueMs: Int64) {
         let connection = ObjectIdentifier(db)
-        guard armed.withLock({ $0.insert(connection).inserted }) else { return }
+        let first = armed.withLock { armed -> Bool in
+            guard let earliest = armed[connection] else {
+                armed[connection] = dueMs
+                return true
+            }
+            armed[connection] = min(earliest, dueMs)
+            return false
+        }
+        guard first else { return }
         db.afterNextTransaction(
             onCommit: { _ in
-                _ = armed.withLock { $0.remove(connection) }
-                for wake in wakes.withLock({ Array($0.values) }) { wake.signal() }
+                let earliest = armed.withLock { $0.removeValue(forKey: connection) } ?? Int64.min
+                for wake in wakes.withLock({ Array($0.values) }) { wake.signal(dueMs: earliest) }
             },
-            onRollback: { _ in _ = armed.withLock { $0.remove(connection) } })
+            onRollback: { _ in _ = armed.withLock { $0.removeValue(forKey: connection) } })
     }
 }
 
 /// A re-armable wake-up: `signal` ends the current or next `wait`.
 final class TimerWake: Sendable {
     private let state = Mutex<(signalled: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+    /// When the worker will wake by itself (ms since 1970), or `Int64.min` while it is
+    /// busy (then every signal counts: what it read may be stale).
+    private let plannedWakeMs = Atomic<Int64>(Int64.min)
+
+    /// The worker is about to look at its timers: every signal counts until ``planWake(atMs:)``.
+    func busy() { plannedWakeMs.store(Int64.min, ordering: .sequentiallyConsistent) }
+
+    /// The worker will wake by itself at `ms`: a timer due later need not wake it.
+    func planWake(atMs ms: Int64) { plannedWakeMs.store(ms, ordering: .sequentiallyConsistent) }
+
+    /// Signals unless the worker already plans to wake before `dueMs`.
+    func signal(dueMs: Int64) {
+        let planned = plannedWakeMs.load(ordering: .sequentiallyConsistent)
+        guard planned == Int64.min || dueMs < planned else { return }
+        signal()
+    }
 
     func signal() {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in

@@ -42,13 +42,17 @@ public final class TimerWorker: Service, Sendable {
         defer { TimerWakeups.unregister(wake) }
         await withGracefulShutdownHandler {
             while !Task.isCancelled && !stopping.load(ordering: .relaxed) {
+                wake.busy()
                 let next = await fireDue()
                 var wait = idleCheck
                 if let next {
                     let untilNext = Duration.milliseconds(max(0, Int64((next.timeIntervalSinceNow * 1_000).rounded(.up))))
                     wait = min(wait, untilNext)
                 }
-                if wait > .zero { await wake.wait(upTo: wait) }
+                guard wait > .zero else { continue }
+                // A commit that schedules a timer due before this wakes the worker (TimerWakeups).
+                wake.planWake(atMs: Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down)) + Int64(wait.milliseconds.rounded(.down)))
+                await wake.wait(upTo: wait)
             }
         } onGracefulShutdown: {
             self.stopping.store(true, ordering: .relaxed)

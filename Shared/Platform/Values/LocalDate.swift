@@ -56,7 +56,40 @@ public struct LocalDate: Sendable, Hashable, Comparable, TextCodable {
     // MARK: Calendar arithmetic
 
     /// The date `days` later (earlier when negative).
-    public func adding(days: Int) -> LocalDate { LocalDate(daysSinceEpoch: daysSinceEpoch + Int64(days)) }
+    public func adding(days: Int) -> LocalDate {
+        // Steps of up to four weeks forward (a series of weekly dates) stay in this month or
+        // land in the next, which has at least 28 days: no trip through day numbers.
+        if days >= 0 && days <= 28 {
+            let length = daysInMonth
+            let next = day + days
+            if next <= length { return LocalDate(year: year, month: month, day: next) }
+            return month == 12 ? LocalDate(year: year + 1, month: 1, day: next - length) : LocalDate(year: year, month: month + 1, day: next - length)
+        }
+        return LocalDate(daysSinceEpoch: daysSinceEpoch + Int64(days))
+    }
+
+    /// Appends `YYYY-MM-DD` (as ``description``) to JSON or text being written.
+    public func writeText(to output: inout [UInt8]) {
+        func put(_ value: Int, width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                output.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        guard (0...9_999).contains(year) else {
+            output.append(contentsOf: description.utf8)
+            return
+        }
+        put(year, width: 4)
+        output.append(UInt8(ascii: "-"))
+        put(month, width: 2)
+        output.append(UInt8(ascii: "-"))
+        put(day, width: 2)
+    }
 
     /// The same day `months` calendar months later, clamped to the end of a shorter
     /// month: January 31st plus one month is February 28th (29th in a leap year).

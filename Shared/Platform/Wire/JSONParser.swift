@@ -595,7 +595,7 @@ extension JSONValue {
     }
 
     /// Appends the decimal digits of an integer, without making a `String` first.
-    static func writeInteger(_ value: Int64, to output: inout [UInt8]) {
+    public static func writeInteger(_ value: Int64, to output: inout [UInt8]) {
         if value < 0 { output.append(UInt8(ascii: "-")) }
         writeMagnitude(value.magnitude, to: &output)
     }

@@ -42,6 +42,18 @@ public struct JSONObjectWriter {
         JSONValue.writeInteger(value, to: &output)
     }
 
+    /// A boolean member.
+    public mutating func field(_ name: StaticString, _ value: Bool) {
+        key(name)
+        output.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+    }
+
+    /// A member whose value writes itself; `nil` is written as `null`.
+    public mutating func field(_ name: StaticString, _ value: (some JSONWritable)?) {
+        key(name)
+        if let value { value.writeJSON(to: &output) } else { output.append(contentsOf: "null".utf8) }
+    }
+
     /// A member whose value writes itself.
     public mutating func field(_ name: StaticString, _ value: some JSONWritable) {
         key(name)
@@ -58,5 +70,25 @@ public struct JSONObjectWriter {
     public consuming func finish(into target: inout [UInt8]) {
         output.append(UInt8(ascii: "}"))
         target.append(contentsOf: output)
+    }
+}
+
+/// A value whose wire form is only the text it writes (a reply assembled from rows and
+/// rules, say): its `Encodable` conformance parses that text, so the two cannot differ and
+/// the value is written once.
+public protocol JSONWrittenOnly: JSONWritable {}
+
+extension JSONWrittenOnly {
+    public func encode(to encoder: any Encoder) throws {
+        var bytes: [UInt8] = []
+        writeJSON(to: &bytes)
+        try JSONParser.parse(Data(bytes)).encode(to: encoder)
+    }
+
+    /// The value as a JSON tree (to put it inside another).
+    public var jsonValue: JSONValue {
+        var bytes: [UInt8] = []
+        writeJSON(to: &bytes)
+        return (try? JSONParser.parse(Data(bytes))) ?? .null
     }
 }

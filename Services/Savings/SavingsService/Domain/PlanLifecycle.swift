@@ -32,15 +32,18 @@ public struct PlanRefusal: Error, Sendable, Hashable {
 /// target opens it again (an undo), as it was before.
 public enum PlanLifecycle {
     /// The state after `action` from `state`, with `saved` of `target` saved after it;
-    /// `paused` is what the plan was before it completed (an undo goes back to it).
-    public static func next(after action: PlanAction, from state: PlanState, saved: Int64, target: Int64) -> Result<PlanState, PlanRefusal> {
+    /// `paused`: the plan was paused when it completed (an undo that takes it back below
+    /// its target leaves it paused again).
+    public static func next(
+        after action: PlanAction, from state: PlanState, saved: Int64, target: Int64, paused: Bool = false
+    ) -> Result<PlanState, PlanRefusal> {
         switch (action, state) {
         case (.deposit, .active), (.deposit, .paused):
             return .success(saved >= target ? .completed : state)
         case (.undoDeposit, .active), (.undoDeposit, .paused):
             return .success(state)
         case (.undoDeposit, .completed):
-            return .success(saved >= target ? .completed : .active)
+            return .success(saved >= target ? .completed : paused ? .paused : .active)
         case (.pause, .active): return .success(.paused)
         case (.resume, .paused): return .success(.active)
         case (.pause, .paused): return .failure(PlanRefusal(reason: "already_paused", message: "the plan is already paused"))
@@ -80,17 +83,3 @@ public struct InstallmentReminder: Sendable, Hashable {
     }
 }
 
-/// "Today" for dates a user gives when their zone is not known: the first date anywhere
-/// on Earth (UTC-12) is the earliest accepted start, the last (UTC+14) the latest deposit.
-public enum SavingsCalendar {
-    static let earliestZone = ZoneClock(identifier: "Etc/GMT+12")!
-    static let latestZone = ZoneClock(identifier: "Etc/GMT-14")!
-
-    /// Today in `clock`'s zone, or the earliest today anywhere without one.
-    public static func today(_ clock: ZoneClock?, at now: Date) -> LocalDate {
-        (clock ?? earliestZone).localDate(of: now)
-    }
-
-    /// The latest date that is today somewhere.
-    public static func latestToday(at now: Date) -> LocalDate { latestZone.localDate(of: now) }
-}

@@ -58,7 +58,7 @@ public enum PlanRebalance {
     /// How many installments a plan spreading to a deadline was made with.
     static func plannedCount(_ terms: PlanTerms) -> Int {
         guard let deadline = terms.deadline else { return SavingsSchedule.challengeIntervals }
-        return SavingsSchedule.dates(from: terms.start, interval: terms.interval, fromIndex: 0, through: deadline, limit: SavingsSchedule.maximumInstallments).count
+        return min(SavingsSchedule.maximumInstallments, terms.interval.count(from: terms.start, through: deadline))
     }
 }
 
@@ -77,7 +77,32 @@ public struct PlanPace: Sendable, Hashable {
 
     /// The pace of a plan whose first schedule was `planned`.
     public init(planned: [Installment], target: Int64, saved: Int64, today: LocalDate) {
-        expected = planned.last(where: { $0.date < today })?.cumulative ?? 0
+        self.init(expected: planned.last(where: { $0.date < today })?.cumulative ?? 0, target: target, saved: saved)
+    }
+
+    /// The pace of the plan `terms` make (as ``SavingsSchedule/installments(_:today:)``
+    /// made it on its start date), without listing its installments: how many fell due
+    /// before today, and the sum of their amounts.
+    public init(terms: PlanTerms, saved: Int64, today: LocalDate) {
+        let due = terms.interval.count(from: terms.start, through: today.adding(days: -1))
+        var expected: Int64 = 0
+        if due > 0 {
+            if terms.method.spreadsToDeadline {
+                let count = PlanRebalance.plannedCount(terms)
+                if count >= 1 && terms.target >= Int64(count) {
+                    let weights = SavingsSchedule.weights(terms.method, count: count, fromIndex: 0, of: count)
+                    let amounts = SavingsSchedule.allocate(terms.target, weights: weights, largestLast: terms.method != .fiftyTwoWeekReverse)
+                    expected = amounts.prefix(due).reduce(0, +)
+                }
+            } else if let each = terms.amountPerInterval, each >= 1 {
+                expected = min(terms.target, each * Int64(min(due, SavingsSchedule.maximumInstallments)))
+            }
+        }
+        self.init(expected: expected, target: terms.target, saved: saved)
+    }
+
+    private init(expected: Int64, target: Int64, saved: Int64) {
+        self.expected = expected
         self.saved = saved
         behind = max(0, expected - saved)
         percent = Self.percent(saved: saved, of: target)

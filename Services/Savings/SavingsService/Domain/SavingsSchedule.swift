@@ -31,6 +31,32 @@ public enum SavingInterval: String, Sendable, CaseIterable, Codable {
         while self.date(index, from: start) < date { index += 1 }
         return index
     }
+
+    /// How many of the series' dates from `start` fall on or before `last`.
+    public func count(from start: LocalDate, through last: LocalDate) -> Int {
+        last < start ? 0 : firstIndex(onOrAfter: last.adding(days: 1), from: start)
+    }
+
+    /// The series' dates from installment `fromIndex` through `last`, at most `limit`:
+    /// weeks step from one date to the next; months are each counted from the start.
+    public func dates(from start: LocalDate, fromIndex: Int, through last: LocalDate, limit: Int) -> [LocalDate] {
+        var dates: [LocalDate] = []
+        let count = min(limit, max(0, self.count(from: start, through: last) - fromIndex))
+        guard count > 0 else { return dates }
+        dates.reserveCapacity(count)
+        switch self {
+        case .week, .twoWeeks:
+            let step = self == .week ? 7 : 14
+            var date = self.date(fromIndex, from: start)
+            for _ in 0..<count {
+                dates.append(date)
+                date = date.adding(days: step)
+            }
+        case .month:
+            for index in fromIndex..<(fromIndex + count) { dates.append(start.adding(months: index)) }
+        }
+        return dates
+    }
 }
 
 /// The saving methods (BuckStash's algorithms). Each is a rule over integer minor units.
@@ -119,8 +145,11 @@ public struct PlanProblem: Error, Sendable, Hashable {
 /// (Differences of rounded cumulative sums, the other usual way, can break the order
 /// when an installment grows by less than one unit.)
 public enum SavingsSchedule {
-    /// At most this many installments in a plan (about a century of weeks).
-    public static let maximumInstallments = 5_300
+    /// At most this many installments in a plan: 25 years of weeks, 50 of fortnights,
+    /// a century of months (and a plan's view stays cheap to compute).
+    public static let maximumInstallments = 1_300
+    /// A plan starts at most this many years ahead (so no date of it leaves four-digit years).
+    public static let latestStartYears = 10
     /// The challenge's number of intervals when no deadline is given.
     public static let challengeIntervals = 52
     /// Targets and amounts lie within the contract's money range.
@@ -131,6 +160,9 @@ public enum SavingsSchedule {
         guard terms.target >= 1 else { return .failure(PlanProblem("target", "must be at least one minor unit")) }
         guard terms.target <= maximumAmount else { return .failure(PlanProblem("target", "must be at most \(maximumAmount) minor units")) }
         guard terms.start >= today else { return .failure(PlanProblem("startDate", "must not be in the past")) }
+        guard terms.start <= today.adding(years: latestStartYears) else {
+            return .failure(PlanProblem("startDate", "must be within \(latestStartYears) years from today"))
+        }
         if let deadline = terms.deadline {
             guard deadline >= today else { return .failure(PlanProblem("deadline", "is in the past")) }
             guard deadline >= terms.start else { return .failure(PlanProblem("deadline", "must not be before the start date")) }
@@ -221,15 +253,7 @@ public enum SavingsSchedule {
 
     /// The series' dates from installment `fromIndex` through `last`, at most `limit`.
     static func dates(from start: LocalDate, interval: SavingInterval, fromIndex: Int, through last: LocalDate, limit: Int) -> [LocalDate] {
-        var dates: [LocalDate] = []
-        var index = fromIndex
-        while dates.count < limit {
-            let date = interval.date(index, from: start)
-            guard date <= last else { break }
-            dates.append(date)
-            index += 1
-        }
-        return dates
+        interval.dates(from: start, fromIndex: fromIndex, through: last, limit: limit)
     }
 
     /// `each` per interval from installment `fromIndex` until `remaining` is reached (the
@@ -237,7 +261,8 @@ public enum SavingsSchedule {
     static func amountsOf(_ each: Int64, toReach remaining: Int64, from start: LocalDate, interval: SavingInterval, fromIndex: Int) -> [Installment]? {
         let count = (remaining + each - 1) / each
         guard count <= Int64(maximumInstallments) else { return nil }
-        let dates = (0..<Int(count)).map { interval.date(fromIndex + $0, from: start) }
+        guard count >= 1 else { return [] }
+        let dates = interval.dates(from: start, fromIndex: fromIndex, through: interval.date(fromIndex + Int(count) - 1, from: start), limit: Int(count))
         let amounts = (0..<Int(count)).map { index in index == Int(count) - 1 ? remaining - each * (count - 1) : each }
         return schedule(dates, amounts)
     }

@@ -18,25 +18,28 @@ struct DepositOperations: Sendable {
         var note: String?
     }
 
+    /// The deposit's reply lists the plan's next few installments (all of them: savings.plans.get and .schedule).
+    static let upcomingInReply = 3
+
     static let reply = JSONSchema.object(["deposit": PlanViews.depositSchema, "plan": PlanViews.planSchema], required: ["deposit", "plan"])
 
     var record: ServiceOperation {
         .write(
             "savings.deposits.record",
-            summary: "Records money put aside for an open plan on `date` (from the plan's start day to today; a late one counts for its own date). Any amount: the rest of the schedule is rebalanced so the plan still reaches its target by its deadline. Reaching the target completes the plan (savings.plan.completed). Send `idem`: a retry is recorded once.",
+            summary: "Records money put aside for an open plan on `date` (from the day the plan was started to today in the plan's zone; a late one counts for its own date). Any amount: the rest of the schedule is rebalanced so the plan still reaches its target by its deadline. Reaching the target completes the plan (savings.plan.completed). Answers the deposit and the plan after it (its next 3 installments). Send `idem`: a retry is recorded once.",
             auth: PlanOperations.user,
             request: .object(
                 ["planId": PlanOperations.id, "amount": PlanOperations.amount, "date": .string(format: .date), "note": .text(maxLength: 500)],
                 required: ["planId", "amount", "date"]),
             response: Self.reply
-        ) { (context, input: RecordRequest, db: Database) -> JSONValue in
+        ) { (context, input: RecordRequest, db: Database) -> DepositReply in
             let plan = try PlanRow.own(db, id: input.planId, user: try context.requirePrincipal().userID)
             guard input.amount.currency == plan.currency else { throw ServiceError.invalid("amount.currency", "must be the plan's currency (\(plan.currency.code))") }
             let saved = plan.saved + input.amount.minor
             let next = try PlanLifecycle.next(after: .deposit, from: plan.state, saved: saved, target: plan.terms.target)
                 .mapError { ServiceError.conflict($0.message, reason: $0.reason) }.get()
             guard input.date >= plan.createdOn else { throw ServiceError.invalid("date", "is before the plan was started (\(plan.createdOn))") }
-            guard input.date <= SavingsCalendar.latestToday(at: context.receivedAt) else { throw ServiceError.invalid("date", "is in the future") }
+            guard input.date <= plan.today(at: context.receivedAt) else { throw ServiceError.invalid("date", "is in the future (in the plan's zone, \(plan.timeZone))") }
             guard plan.deposits < Self.maximumDeposits else {
                 throw ServiceError.conflict("the plan has \(plan.deposits) deposits, the most it takes", reason: "too_many_deposits")
             }
@@ -45,19 +48,22 @@ struct DepositOperations: Sendable {
             try db.cachedStatement(sql: "INSERT INTO deposit (id, plan_id, user_id, amount_minor, date, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
                 .execute(arguments: [id, plan.id, plan.userID, input.amount.minor, input.date.description, input.note, now])
             let last = max(plan.lastDeposit ?? input.date, input.date)
-            try db.cachedStatement(sql: """
-                    UPDATE plan SET saved_minor = ?, deposits = deposits + 1, last_deposit = ?, state = ?, updated_at = ?,
-                        closed_at = CASE WHEN ? = 'completed' THEN ? ELSE closed_at END
-                    WHERE id = ?
-                    """).execute(arguments: [saved, last.description, next.rawValue, now, next.rawValue, now, plan.id])
+            // The plan's state and closing time only when it completes: the indexes on them stay untouched otherwise.
+            try db.cachedStatement(sql: "UPDATE plan SET saved_minor = ?, deposits = deposits + 1, last_deposit = ?, updated_at = ? WHERE id = ?")
+                .execute(arguments: [saved, last.description, now, plan.id])
+            if next != plan.state {
+                try db.cachedStatement(sql: "UPDATE plan SET state = ?, closed_at = ? WHERE id = ?")
+                    .execute(arguments: [next.rawValue, next == .completed ? now : nil, plan.id])
+            }
             var changed = plan
             (changed.saved, changed.deposits, changed.lastDeposit, changed.state, changed.updatedAt) = (saved, plan.deposits + 1, last, next, now)
             if next == .completed { changed.closedAt = now }
             let deposit = DepositRow(id: id, planID: plan.id, userID: plan.userID, amount: input.amount.minor, date: input.date, note: input.note, createdAt: now)
-            try InstallmentReminders.arm(db, changed, at: context.receivedAt)
+            let standing = changed.standing(at: context.receivedAt)
+            try InstallmentReminders.arm(db, changed, standing, at: context.receivedAt)
             try SavingsEvents.deposit(db, "savings.deposit.recorded", changed, deposit, at: context.receivedAt)
             if next == .completed { try SavingsEvents.plan(db, "savings.plan.completed", changed, at: context.receivedAt) }
-            return ["deposit": PlanViews.deposit(deposit, plan.currency), "plan": PlanViews.plan(changed, at: context.receivedAt)]
+            return DepositReply(deposit: DepositView(deposit: deposit, currency: plan.currency), plan: PlanView(plan: changed, standing: standing, upcoming: Self.upcomingInReply))
         }
     }
 
@@ -68,17 +74,21 @@ struct DepositOperations: Sendable {
     var undo: ServiceOperation {
         .write(
             "savings.deposits.undo",
-            summary: "Takes back one of the caller's deposits (a mistake): the plan's saved amount and schedule follow; a completed plan that falls below its target is active again (savings.plan.reopened). Not on a cancelled plan.",
+            summary: "Takes back one of the caller's deposits (a mistake): the plan's saved amount and schedule follow; a completed plan that falls below its target is open again, active or paused as it was (savings.plan.reopened; conflict too_many_plans when the user already has 100 open). Not on a cancelled plan.",
             auth: PlanOperations.user, request: .object(["depositId": PlanOperations.id], required: ["depositId"]), response: Self.reply
-        ) { (context, input: UndoRequest, db: Database) -> JSONValue in
+        ) { (context, input: UndoRequest, db: Database) -> DepositReply in
             let user = try context.requirePrincipal().userID
             guard let deposit = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM deposit WHERE id = ?"), arguments: [input.depositId]).map(DepositRow.init(row:)),
                 deposit.userID == user
             else { throw ServiceError.notFound("no such deposit") }
             let plan = try PlanRow.own(db, id: deposit.planID, user: user)
             let saved = plan.saved - deposit.amount
-            let next = try PlanLifecycle.next(after: .undoDeposit, from: plan.state, saved: saved, target: plan.terms.target)
+            let next = try PlanLifecycle.next(after: .undoDeposit, from: plan.state, saved: saved, target: plan.terms.target, paused: plan.paused)
                 .mapError { ServiceError.conflict($0.message, reason: $0.reason) }.get()
+            if plan.state == .completed && next.isOpen {
+                // Open again: it counts against the open plans' limit.
+                try PlanOperations.requireRoomForOpenPlan(db, user: user)
+            }
             let now = Instant.format(context.receivedAt)
             try db.cachedStatement(sql: "DELETE FROM deposit WHERE id = ?").execute(arguments: [deposit.id])
             try db.cachedStatement(sql: """
@@ -87,10 +97,11 @@ struct DepositOperations: Sendable {
                     WHERE id = ?
                     """).execute(arguments: [saved, plan.id, next.rawValue, now, next.rawValue, plan.id])
             let changed = try PlanRow.own(db, id: plan.id, user: user)
-            try InstallmentReminders.arm(db, changed, at: context.receivedAt)
+            let standing = changed.standing(at: context.receivedAt)
+            try InstallmentReminders.arm(db, changed, standing, at: context.receivedAt)
             try SavingsEvents.deposit(db, "savings.deposit.undone", changed, deposit, at: context.receivedAt)
             if plan.state == .completed && next != .completed { try SavingsEvents.plan(db, "savings.plan.reopened", changed, at: context.receivedAt) }
-            return ["deposit": PlanViews.deposit(deposit, plan.currency), "plan": PlanViews.plan(changed, at: context.receivedAt)]
+            return DepositReply(deposit: DepositView(deposit: deposit, currency: plan.currency), plan: PlanView(plan: changed, standing: standing, upcoming: Self.upcomingInReply))
         }
     }
 
@@ -112,10 +123,10 @@ struct DepositOperations: Sendable {
             let user = try context.requirePrincipal().userID
             if let planId = input.planId { _ = try PlanRow.own(db, id: planId, user: user) }
             let limit = input.limit ?? 50
-            var sql = "SELECT deposit.*, plan.currency FROM deposit JOIN plan ON plan.id = deposit.plan_id WHERE deposit.user_id = ?"
+            var sql = "SELECT deposit.*, plan.currency FROM deposit JOIN plan ON plan.id = deposit.plan_id WHERE plan.user_id = ?"
             var arguments: StatementArguments = [user]
             if let planId = input.planId {
-                sql += " AND deposit.plan_id = ?"
+                sql += " AND plan.id = ?"
                 arguments += [planId]
             }
             if let cursor = input.cursor {
@@ -128,7 +139,7 @@ struct DepositOperations: Sendable {
             let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
             let page = try rows.prefix(limit).map { row in (try DepositRow(row: row), Currency(stored: row["currency"])) }
             let next: JSONValue = rows.count > limit ? page.last.map { .string(PageCursor.encode($0.0.date.description, $0.0.id)) } ?? .null : .null
-            return ["items": .array(page.map { PlanViews.deposit($0.0, $0.1) }), "next": next]
+            return ["items": .array(page.map { DepositView(deposit: $0.0, currency: $0.1).jsonValue }), "next": next]
         }
     }
 }

@@ -11,9 +11,9 @@ enum InstallmentReminders {
     static let timerKind = "savings.installment"
 
     /// Sets (or removes) the plan's timer for what it has left, seen at `now`.
-    static func arm(_ db: Database, _ plan: PlanRow, at now: Date) throws {
-        guard plan.state == .active, plan.reminders, case .onSchedule(let installments) = plan.outcome(on: plan.today(at: now)),
-            let next = InstallmentReminder.next(installments, time: plan.reminderTime, clock: plan.clock, after: now)
+    static func arm(_ db: Database, _ plan: PlanRow, _ standing: PlanRow.Standing, at now: Date) throws {
+        guard plan.state == .active, plan.reminders,
+            let next = InstallmentReminder.next(standing.installments, time: plan.reminderTime, clock: plan.clock, after: now)
         else {
             try DurableTimers.cancel(db, kind: timerKind, key: plan.id)
             return
@@ -25,11 +25,10 @@ enum InstallmentReminders {
     static let handler = TimerHandler(kind: timerKind) { db, timer in
         guard let id = timer.key, let plan = try PlanRow.load(db, id: id), plan.state == .active, plan.reminders else { return }
         let now = timer.firedAt
-        if case .onSchedule(let installments) = plan.outcome(on: plan.today(at: now)),
-            let due = InstallmentReminder.due(installments, time: plan.reminderTime, clock: plan.clock, at: now)
-        {
+        let standing = plan.standing(at: now)
+        if let due = InstallmentReminder.due(standing.installments, time: plan.reminderTime, clock: plan.clock, at: now) {
             try SavingsEvents.due(db, plan, due, at: now)
         }
-        try arm(db, plan, at: now)
+        try arm(db, plan, standing, at: now)
     }
 }

@@ -77,12 +77,23 @@ struct PlanOperations: Sendable {
         }
     }
 
-    /// The zone a user's dates are read in: the one given, else their profile's, else none
-    /// (then "today" is the earliest date anywhere, so no one's today is refused).
-    static func zone(_ db: Database, given: String?, user: String) throws -> String? {
-        if let given { return given }
-        return try String.fetchOne(db.cachedStatement(sql: "SELECT time_zone FROM person WHERE user_id = ?"), arguments: [user])
+    /// The zone a user's dates are read in: the one given (apps send the device's), else
+    /// their profile's, else UTC.
+    static func zone(_ db: Database, given: String?, user: String) throws -> (name: String, clock: ZoneClock) {
+        let name = try given ?? String.fetchOne(db.cachedStatement(sql: "SELECT time_zone FROM person WHERE user_id = ?"), arguments: [user]) ?? "UTC"
+        return ZoneClock(identifier: name).map { (name, $0) } ?? ("UTC", .utc)
     }
+
+    /// Refuses another open plan to a user who has ``maximumOpenPlans``.
+    static func requireRoomForOpenPlan(_ db: Database, user: String) throws {
+        let open = try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM plan WHERE user_id = ? AND state IN ('active', 'paused')"), arguments: [user]) ?? 0
+        guard open < Self.maximumOpenPlans else {
+            throw ServiceError.conflict("you have \(open) open plans; finish or cancel one first", reason: "too_many_plans")
+        }
+    }
+
+    /// A name as stored: without the spaces around it.
+    static func trimmed(_ name: String?) -> String? { name?.trimmingCharacters(in: .whitespacesAndNewlines) }
 
     // MARK: Preview and start
 
@@ -101,7 +112,7 @@ struct PlanOperations: Sendable {
 
     var preview: ServiceOperation {
         var request = Self.termsSchema
-        request["timeZone"] = JSONSchema.string(format: .timeZone).described("the zone \"today\" is read in (default: the user's profile zone)")
+        request["timeZone"] = JSONSchema.string(format: .timeZone).described("the zone \"today\" is read in (default: the profile's, else UTC)")
         return .read(
             "savings.plans.preview",
             summary: "The installments a plan would have, without saving it: each `{date, amount, cumulative}` (Money), summing exactly to the target; `reachDate` is when the target is reached. Infeasible terms are validation_failed naming the field and the reason.",
@@ -109,8 +120,8 @@ struct PlanOperations: Sendable {
         ) { (context, input: PreviewRequest, db: Database) in
             let user = try context.requirePrincipal().userID
             let (terms, currency) = try input.termsInput.terms()
-            let zone = try Self.zone(db, given: input.timeZone, user: user).flatMap(ZoneClock.init(identifier:))
-            let installments = try Self.schedule(terms, today: SavingsCalendar.today(zone, at: context.receivedAt))
+            let zone = try Self.zone(db, given: input.timeZone, user: user)
+            let installments = try Self.schedule(terms, today: zone.clock.localDate(of: context.receivedAt))
             return ScheduleView(installments: installments, currency: currency)
         }
     }
@@ -148,17 +159,14 @@ struct PlanOperations: Sendable {
             "savings.plans.start",
             summary: "Starts a plan (\"the stash has started\"): the terms as for savings.plans.preview, a name, the zone and time of installment reminders. Publishes savings.plan.started. At most 100 open plans per user (conflict too_many_plans).",
             auth: Self.user, request: .object(request, required: ["method", "target", "startDate", "interval"]), response: Self.planResponse
-        ) { (context, input: StartRequest, db: Database) -> JSONValue in
+        ) { (context, input: StartRequest, db: Database) -> PlanView in
             let user = try context.requirePrincipal().userID
             let (terms, currency) = try input.termsInput.terms()
-            let zoneName = try Self.zone(db, given: input.timeZone, user: user)
-            let today = SavingsCalendar.today(zoneName.flatMap(ZoneClock.init(identifier:)), at: context.receivedAt)
+            let zone = try Self.zone(db, given: input.timeZone, user: user)
+            let today = zone.clock.localDate(of: context.receivedAt)
             _ = try Self.schedule(terms, today: today)
-            let open = try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM plan WHERE user_id = ? AND state IN ('active', 'paused')"), arguments: [user]) ?? 0
-            guard open < Self.maximumOpenPlans else {
-                throw ServiceError.conflict("you have \(open) open plans; finish or cancel one first", reason: "too_many_plans")
-            }
-            let name = try input.name ?? String.fetchOne(db.cachedStatement(sql: "SELECT title FROM method WHERE id = ?"), arguments: [terms.method.rawValue]) ?? terms.method.rawValue
+            try Self.requireRoomForOpenPlan(db, user: user)
+            let name = try Self.trimmed(input.name) ?? String.fetchOne(db.cachedStatement(sql: "SELECT title FROM method WHERE id = ?"), arguments: [terms.method.rawValue]) ?? terms.method.rawValue
             let id = RecordID.make(prefix: "pln", at: context.receivedAt)
             let now = Instant.format(context.receivedAt)
             try db.cachedStatement(sql: """
@@ -167,13 +175,14 @@ struct PlanOperations: Sendable {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)
                     """).execute(arguments: [
                     id, user, name, terms.method.rawValue, currency.code, terms.target, terms.start.description, terms.deadline?.description,
-                    terms.interval.rawValue, terms.income, terms.percent, terms.amount, today.description, zoneName ?? "UTC",
+                    terms.interval.rawValue, terms.income, terms.percent, terms.amount, today.description, zone.name,
                     (input.reminderTime ?? Self.defaultReminderTime).description, input.reminders ?? true, now, now,
                 ])
             let plan = try PlanRow.own(db, id: id, user: user)
-            try InstallmentReminders.arm(db, plan, at: context.receivedAt)
+            let standing = plan.standing(at: context.receivedAt)
+            try InstallmentReminders.arm(db, plan, standing, at: context.receivedAt)
             try SavingsEvents.plan(db, "savings.plan.started", plan, at: context.receivedAt)
-            return PlanViews.plan(plan, at: context.receivedAt)
+            return PlanView(plan: plan, standing: standing)
         }
     }
 
@@ -209,7 +218,7 @@ struct PlanOperations: Sendable {
             let user = try context.requirePrincipal().userID
             let states = input.state.map { [$0.rawValue] } ?? ["active", "paused"]
             let rows = try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT * FROM plan WHERE user_id = ? AND state IN (?, ?) ORDER BY created_at DESC, id DESC"),
+                db.cachedStatement(sql: "SELECT \(PlanRow.columns) FROM plan WHERE user_id = ? AND state IN (?, ?) ORDER BY created_at DESC, id DESC"),
                 arguments: [user, states[0], states.last!])
             return ["items": .array(try rows.map { PlanViews.plan(try PlanRow(row: $0), at: context.receivedAt) }), "next": .null]
         }
@@ -222,7 +231,7 @@ struct PlanOperations: Sendable {
             auth: Self.user, request: .object(["planId": Self.id], required: ["planId"]), response: ScheduleView.schema
         ) { (context, input: PlanRequest, db: Database) in
             let plan = try PlanRow.own(db, id: input.planId, user: try context.requirePrincipal().userID)
-            guard plan.state.isOpen, case .onSchedule(let installments) = plan.outcome(on: plan.today(at: context.receivedAt)) else {
+            guard plan.state.isOpen, case .onSchedule(let installments) = plan.standing(at: context.receivedAt).outcome else {
                 return ScheduleView(installments: [], currency: plan.currency)
             }
             return ScheduleView(installments: installments, currency: plan.currency)
@@ -235,7 +244,7 @@ struct PlanOperations: Sendable {
     /// reminder, publishes `event`; returns the plan's view.
     static func change(
         _ context: RequestContext, _ db: Database, planId: String, action: PlanAction, event: String?, set: String = "", _ arguments: StatementArguments = []
-    ) throws -> JSONValue {
+    ) throws -> PlanView {
         let plan = try PlanRow.own(db, id: planId, user: try context.requirePrincipal().userID)
         let next = try PlanLifecycle.next(after: action, from: plan.state, saved: plan.saved, target: plan.terms.target)
             .mapError { ServiceError.conflict($0.message, reason: $0.reason) }.get()
@@ -245,9 +254,10 @@ struct PlanOperations: Sendable {
             sql: "UPDATE plan SET state = ?, updated_at = ?, closed_at = CASE WHEN ? THEN ? ELSE closed_at END\(set) WHERE id = ?",
             arguments: [next.rawValue, now, closing, now] + arguments + [plan.id])
         let changed = try PlanRow.own(db, id: plan.id, user: plan.userID)
-        try InstallmentReminders.arm(db, changed, at: context.receivedAt)
+        let standing = changed.standing(at: context.receivedAt)
+        try InstallmentReminders.arm(db, changed, standing, at: context.receivedAt)
         if let event { try SavingsEvents.plan(db, event, changed, at: context.receivedAt) }
-        return PlanViews.plan(changed, at: context.receivedAt)
+        return PlanView(plan: changed, standing: standing)
     }
 
     struct UpdateRequest: Codable, Sendable {
@@ -270,24 +280,48 @@ struct PlanOperations: Sendable {
                     "reminderTime": Self.reminderTime, "reminders": .boolean,
                 ], required: ["planId"]),
             response: Self.planResponse
-        ) { (context, input: UpdateRequest, db: Database) -> JSONValue in
+        ) { (context, input: UpdateRequest, db: Database) -> PlanView in
             let plan = try PlanRow.own(db, id: input.planId, user: try context.requirePrincipal().userID)
+            // A closed plan is refused before its new values are looked at.
+            _ = try PlanLifecycle.next(after: .update, from: plan.state, saved: plan.saved, target: plan.terms.target)
+                .mapError { ServiceError.conflict($0.message, reason: $0.reason) }.get()
             var terms = plan.terms
-            if context.data["deadline"] != nil {
+            if context.data["deadline"] != nil, input.deadline != plan.terms.deadline {
                 terms.deadline = input.deadline
-                // The plan as made, with the new date, must itself be a plan; and the date must still be ahead.
-                _ = try Self.schedule(terms, today: terms.start)
-                if let deadline = input.deadline, plan.state.isOpen, deadline < plan.today(at: context.receivedAt) {
-                    throw ServiceError.invalid("deadline", "is in the past")
-                }
+                try Self.checkDeadline(of: terms, for: plan, at: context.receivedAt)
+            }
+            let name = Self.trimmed(input.name) ?? plan.name
+            let zone = input.timeZone ?? plan.timeZone
+            let time = input.reminderTime ?? plan.reminderTime
+            let reminders = input.reminders ?? plan.reminders
+            guard terms != plan.terms || name != plan.name || zone != plan.timeZone || time != plan.reminderTime || reminders != plan.reminders else {
+                // Nothing changes: nothing written, nothing published.
+                return PlanView(plan: plan, standing: plan.standing(at: context.receivedAt))
             }
             return try Self.change(
                 context, db, planId: plan.id, action: .update, event: "savings.plan.changed",
                 set: ", name = ?, deadline = ?, time_zone = ?, reminder_time = ?, reminders = ?",
-                [
-                    input.name ?? plan.name, terms.deadline?.description, input.timeZone ?? plan.timeZone, (input.reminderTime ?? plan.reminderTime).description,
-                    input.reminders ?? plan.reminders,
-                ])
+                [name, terms.deadline?.description, zone, time.description, reminders])
+        }
+    }
+
+    /// Whether a plan can move its deadline to `terms.deadline`: a date not past (in the
+    /// plan's zone) nor before its start, that leaves at least one installment date for
+    /// what remains; spread plans also keep within the installments' limit, and equal
+    /// installments need one.
+    static func checkDeadline(of terms: PlanTerms, for plan: PlanRow, at now: Date) throws {
+        guard let deadline = terms.deadline else {
+            if terms.method == .equal { throw ServiceError.invalid("deadline", "is needed to split the target into equal installments") }
+            return
+        }
+        let today = plan.today(at: now)
+        guard deadline >= today else { throw ServiceError.invalid("deadline", "is in the past") }
+        guard deadline >= terms.start else { throw ServiceError.invalid("deadline", "must not be before the start date (\(terms.start))") }
+        if terms.method.spreadsToDeadline, terms.interval.count(from: terms.start, through: deadline) > SavingsSchedule.maximumInstallments {
+            throw ServiceError.invalid("deadline", "gives more than \(SavingsSchedule.maximumInstallments) installments")
+        }
+        if case .unreachable(_, let nearest) = PlanRebalance.remaining(terms, saved: plan.saved, lastDeposit: plan.lastDeposit, today: today) {
+            throw ServiceError.invalid("deadline", "leaves no installment date for what remains; the nearest is \(nearest)")
         }
     }
 
@@ -296,8 +330,8 @@ struct PlanOperations: Sendable {
             "savings.plans.pause",
             summary: "Pauses an active plan: no reminders until resumed; deposits still count, and the schedule is rebalanced on resuming. Publishes savings.plan.paused.",
             auth: Self.user, request: .object(["planId": Self.id], required: ["planId"]), response: Self.planResponse
-        ) { (context, input: PlanRequest, db: Database) -> JSONValue in
-            try Self.change(context, db, planId: input.planId, action: .pause, event: "savings.plan.paused")
+        ) { (context, input: PlanRequest, db: Database) -> PlanView in
+            try Self.change(context, db, planId: input.planId, action: .pause, event: "savings.plan.paused", set: ", paused = 1")
         }
     }
 
@@ -306,8 +340,8 @@ struct PlanOperations: Sendable {
             "savings.plans.resume",
             summary: "Resumes a paused plan: what was missed is spread over the installments left. Publishes savings.plan.resumed.",
             auth: Self.user, request: .object(["planId": Self.id], required: ["planId"]), response: Self.planResponse
-        ) { (context, input: PlanRequest, db: Database) -> JSONValue in
-            try Self.change(context, db, planId: input.planId, action: .resume, event: "savings.plan.resumed")
+        ) { (context, input: PlanRequest, db: Database) -> PlanView in
+            try Self.change(context, db, planId: input.planId, action: .resume, event: "savings.plan.resumed", set: ", paused = 0")
         }
     }
 
@@ -316,7 +350,7 @@ struct PlanOperations: Sendable {
             "savings.plans.cancel",
             summary: "Gives an open plan up: it goes to the history with what was saved, its reminders stop. Publishes savings.plan.cancelled.",
             auth: Self.user, request: .object(["planId": Self.id], required: ["planId"]), response: Self.planResponse
-        ) { (context, input: PlanRequest, db: Database) -> JSONValue in
+        ) { (context, input: PlanRequest, db: Database) -> PlanView in
             try Self.change(context, db, planId: input.planId, action: .cancel, event: "savings.plan.cancelled")
         }
     }

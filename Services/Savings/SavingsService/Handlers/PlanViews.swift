@@ -25,20 +25,31 @@ struct InstallmentView: Codable, Sendable, JSONWritable {
     static let schema = JSONSchema.object(
         ["date": .string(format: .date), "amount": Money.schema, "cumulative": Money.schema], required: ["date", "amount", "cumulative"])
 
+    /// The installments as a JSON array, each as ``writeJSON(to:)`` writes it, straight
+    /// into `output` (a plan may have 1,300 of them).
     static func writeArray(_ installments: [Installment], _ currency: Currency, to output: inout [UInt8]) {
-        output.reserveCapacity(output.count + installments.count * 110)
+        output.reserveCapacity(output.count + installments.count * 112)
+        let amount = Array(#"{"amount":{"currency":"\#(currency.code)","minor":"#.utf8)
+        let cumulative = Array(#"},"cumulative":{"currency":"\#(currency.code)","minor":"#.utf8)
+        let date = Array(#"},"date":""#.utf8)
         output.append(UInt8(ascii: "["))
         for (index, installment) in installments.enumerated() {
             if index > 0 { output.append(UInt8(ascii: ",")) }
-            InstallmentView(installment, currency).writeJSON(to: &output)
+            output.append(contentsOf: amount)
+            JSONValue.writeInteger(installment.amount, to: &output)
+            output.append(contentsOf: cumulative)
+            JSONValue.writeInteger(installment.cumulative, to: &output)
+            output.append(contentsOf: date)
+            installment.date.writeText(to: &output)
+            output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
         }
         output.append(UInt8(ascii: "]"))
     }
 }
 
 /// A schedule on the wire: its installments, how many, their total and the date the
-/// target is reached (the last installment's). Written straight to bytes: a century of
-/// weeks is 5,300 installments.
+/// target is reached (the last installment's). Written straight to bytes: a plan may have
+/// 1,300 installments.
 struct ScheduleView: Encodable, Sendable, JSONWritable {
     var installments: [Installment]
     var currency: Currency
@@ -72,6 +83,110 @@ struct ScheduleView: Encodable, Sendable, JSONWritable {
         ], required: ["installments", "count", "reachDate", "total"])
 }
 
+/// A plan with where it stands, as the app shows it: saved and remaining, percent, pace
+/// (on track or behind by how much), the rebalanced schedule's next installments and
+/// reach date, or, when the deadline can no longer be kept, the nearest feasible one.
+/// Written straight to bytes: it is the reply of every deposit.
+struct PlanView: Sendable, JSONWrittenOnly {
+    var plan: PlanRow
+    var standing: PlanRow.Standing
+    /// How many upcoming installments to list.
+    var upcoming: Int = PlanViews.upcomingShown
+
+    func writeJSON(to output: inout [UInt8]) {
+        let currency = plan.currency
+        func money(_ minor: Int64) -> Money { Money(minor: minor, currency: currency) }
+        let pace = standing.pace
+        var schedule: [Installment] = []
+        var status = plan.state == .cancelled ? "cancelled" : "completed"
+        var nearestDeadline: LocalDate?
+        switch standing.outcome {
+        case .none, .completed: break
+        case .onSchedule(let installments):
+            schedule = installments
+            status = pace.onTrack ? "on_track" : "behind"
+        case .unreachable(_, let nearest):
+            status = "unreachable"
+            nearestDeadline = nearest
+        }
+        let open = plan.state.isOpen
+        var upcomingJSON: [UInt8] = []
+        InstallmentView.writeArray(Array(schedule.prefix(upcoming)), currency, to: &upcomingJSON)
+        var params = JSONObjectWriter(capacity: 120)
+        if let amount = plan.terms.amount { params.field("amount", money(amount)) }
+        if let income = plan.terms.income { params.field("income", money(income)) }
+        if let percent = plan.terms.percent { params.field("percent", Int64(percent)) }
+        var paramsJSON: [UInt8] = []
+        params.finish(into: &paramsJSON)
+        var reminders = JSONObjectWriter(capacity: 80)
+        reminders.field("enabled", plan.reminders)
+        reminders.field("time", plan.reminderTime.description)
+        reminders.field("timeZone", plan.timeZone)
+        var remindersJSON: [UInt8] = []
+        reminders.finish(into: &remindersJSON)
+
+        var object = JSONObjectWriter(capacity: 1_024 + upcomingJSON.count)
+        object.field("behind", money(open ? pace.behind : 0))
+        object.field("closedAt", plan.closedAt)
+        object.field("createdAt", plan.createdAt)
+        object.field("deadline", plan.terms.deadline?.description)
+        object.field("deposits", Int64(plan.deposits))
+        object.field("expected", money(open ? pace.expected : plan.saved))
+        object.field("id", plan.id)
+        object.field("installmentsLeft", Int64(schedule.count))
+        object.field("interval", plan.terms.interval.rawValue)
+        object.field("lastDepositDate", plan.lastDeposit?.description)
+        object.field("method", plan.terms.method.rawValue)
+        object.field("name", plan.name)
+        object.field("nearestDeadline", nearestDeadline?.description)
+        object.field("next", schedule.first.map { InstallmentView($0, currency) })
+        object.field("onTrack", !open || pace.onTrack)
+        object.field("params", json: paramsJSON)
+        object.field("percent", Int64(pace.percent))
+        object.field("reachDate", schedule.last?.date.description)
+        object.field("remaining", money(max(0, plan.terms.target - plan.saved)))
+        object.field("reminders", json: remindersJSON)
+        object.field("saved", money(plan.saved))
+        object.field("startDate", plan.terms.start.description)
+        object.field("state", plan.state.rawValue)
+        object.field("status", status)
+        object.field("target", money(plan.terms.target))
+        object.field("upcoming", json: upcomingJSON)
+        object.field("updatedAt", plan.updatedAt)
+        object.finish(into: &output)
+    }
+}
+
+/// A deposit as the app shows it.
+struct DepositView: Sendable, JSONWrittenOnly {
+    var deposit: DepositRow
+    var currency: Currency
+
+    func writeJSON(to output: inout [UInt8]) {
+        var object = JSONObjectWriter(capacity: 200)
+        object.field("amount", Money(minor: deposit.amount, currency: currency))
+        object.field("createdAt", deposit.createdAt)
+        object.field("date", deposit.date.description)
+        object.field("id", deposit.id)
+        object.field("note", deposit.note)
+        object.field("planId", deposit.planID)
+        object.finish(into: &output)
+    }
+}
+
+/// The reply of a deposit and of its undo: the deposit and the plan after it.
+struct DepositReply: Sendable, JSONWrittenOnly {
+    var deposit: DepositView
+    var plan: PlanView
+
+    func writeJSON(to output: inout [UInt8]) {
+        var object = JSONObjectWriter(capacity: 2_048)
+        object.field("deposit", deposit)
+        object.field("plan", plan)
+        object.finish(into: &output)
+    }
+}
+
 /// Plans and deposits as the app shows them.
 enum PlanViews {
     /// How many upcoming installments a plan's view lists (the whole rest: savings.plans.schedule).
@@ -79,71 +194,9 @@ enum PlanViews {
 
     static func money(_ minor: Int64, _ currency: Currency) -> JSONValue { Money(minor: minor, currency: currency).json }
 
-    static func installment(_ installment: Installment, _ currency: Currency) -> JSONValue {
-        ["date": .string(installment.date.description), "amount": money(installment.amount, currency), "cumulative": money(installment.cumulative, currency)]
-    }
-
-    /// The plan with where it stands on `now`: saved and remaining, percent, pace (on track
-    /// or behind by how much), the rebalanced schedule's next installments and reach date,
-    /// or, when the deadline can no longer be kept, the nearest feasible one.
+    /// The plan's view (``PlanView``) as a tree, seen on `now`.
     static func plan(_ plan: PlanRow, at now: Date, upcoming: Int = upcomingShown) -> JSONValue {
-        let currency = plan.currency
-        let today = plan.today(at: now)
-        let remaining = max(0, plan.terms.target - plan.saved)
-        var view: [String: JSONValue] = [
-            "id": .string(plan.id), "name": .string(plan.name), "method": .string(plan.terms.method.rawValue),
-            "interval": .string(plan.terms.interval.rawValue), "target": money(plan.terms.target, currency),
-            "startDate": .string(plan.terms.start.description), "deadline": plan.terms.deadline.map { .string($0.description) } ?? .null,
-            "params": params(plan.terms, currency), "state": .string(plan.state.rawValue), "saved": money(plan.saved, currency),
-            "remaining": money(remaining, currency), "deposits": .integer(Int64(plan.deposits)),
-            "lastDepositDate": plan.lastDeposit.map { .string($0.description) } ?? .null,
-            "reminders": ["enabled": .bool(plan.reminders), "time": .string(plan.reminderTime.description), "timeZone": .string(plan.timeZone)],
-            "createdAt": .string(plan.createdAt), "updatedAt": .string(plan.updatedAt), "closedAt": plan.closedAt.map(JSONValue.string) ?? .null,
-        ]
-        let pace = PlanPace(planned: plan.planned, target: plan.terms.target, saved: plan.saved, today: today)
-        view["percent"] = .integer(Int64(pace.percent))
-        var schedule: [Installment] = []
-        var status = "completed"
-        var nearestDeadline: JSONValue = .null
-        if plan.state.isOpen {
-            switch plan.outcome(on: today) {
-            case .completed: status = "completed"
-            case .onSchedule(let installments):
-                schedule = installments
-                status = pace.onTrack ? "on_track" : "behind"
-            case .unreachable(_, let nearest):
-                status = "unreachable"
-                nearestDeadline = .string(nearest.description)
-            }
-        } else if plan.state == .cancelled {
-            status = "cancelled"
-        }
-        let open = plan.state.isOpen
-        view["status"] = .string(status)
-        view["onTrack"] = .bool(!open || pace.onTrack)
-        view["expected"] = money(open ? pace.expected : plan.saved, currency)
-        view["behind"] = money(open ? pace.behind : 0, currency)
-        view["nearestDeadline"] = nearestDeadline
-        view["next"] = schedule.first.map { installment($0, currency) } ?? .null
-        view["reachDate"] = schedule.last.map { .string($0.date.description) } ?? .null
-        view["installmentsLeft"] = .integer(Int64(schedule.count))
-        view["upcoming"] = .array(schedule.prefix(upcoming).map { installment($0, currency) })
-        return .object(view)
-    }
-
-    static func params(_ terms: PlanTerms, _ currency: Currency) -> JSONValue {
-        var params: [String: JSONValue] = [:]
-        if let income = terms.income { params["income"] = money(income, currency) }
-        if let percent = terms.percent { params["percent"] = .integer(Int64(percent)) }
-        if let amount = terms.amount { params["amount"] = money(amount, currency) }
-        return .object(params)
-    }
-
-    static func deposit(_ deposit: DepositRow, _ currency: Currency) -> JSONValue {
-        [
-            "id": .string(deposit.id), "planId": .string(deposit.planID), "amount": money(deposit.amount, currency),
-            "date": .string(deposit.date.description), "note": deposit.note.map(JSONValue.string) ?? .null, "createdAt": .string(deposit.createdAt),
-        ]
+        PlanView(plan: plan, standing: plan.standing(at: now), upcoming: upcoming).jsonValue
     }
 
     /// An amount a user gives: at least one minor unit, within the contract's range.

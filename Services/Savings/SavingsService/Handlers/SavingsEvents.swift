@@ -61,13 +61,26 @@ enum SavingsEvents {
     }
 
     static func deposit(_ db: Database, _ type: String, _ plan: PlanRow, _ deposit: DepositRow, at date: Date) throws {
-        try Outbox.append(
-            db, type: type,
-            data: [
-                "planId": .string(plan.id), "userId": .string(plan.userID), "depositId": .string(deposit.id),
-                "amount": money(deposit.amount, plan.currency), "date": .string(deposit.date.description), "saved": money(plan.saved, plan.currency),
-                "target": money(plan.terms.target, plan.currency), "percent": percent(plan),
-            ] as JSONValue, at: date)
+        try Outbox.append(db, type: type, data: DepositData(plan: plan, deposit: deposit), at: date)
+    }
+
+    /// A deposit event's data (``depositData``), written straight to bytes: one per deposit.
+    struct DepositData: JSONWrittenOnly {
+        var plan: PlanRow
+        var deposit: DepositRow
+
+        func writeJSON(to output: inout [UInt8]) {
+            var object = JSONObjectWriter(capacity: 300)
+            object.field("amount", Money(minor: deposit.amount, currency: plan.currency))
+            object.field("date", deposit.date.description)
+            object.field("depositId", deposit.id)
+            object.field("percent", Int64(PlanPace.percent(saved: plan.saved, of: plan.terms.target)))
+            object.field("planId", plan.id)
+            object.field("saved", Money(minor: plan.saved, currency: plan.currency))
+            object.field("target", Money(minor: plan.terms.target, currency: plan.currency))
+            object.field("userId", plan.userID)
+            object.finish(into: &output)
+        }
     }
 
     static func due(_ db: Database, _ plan: PlanRow, _ installment: Installment, at date: Date) throws {

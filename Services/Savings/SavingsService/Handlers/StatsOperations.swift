@@ -24,7 +24,7 @@ struct StatsOperations: Sendable {
         ) { (context, _: Empty, db: Database) -> JSONValue in
             let user = try context.requirePrincipal().userID
             let plans = try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT * FROM plan WHERE user_id = ? AND state IN ('active', 'paused') ORDER BY created_at DESC, id DESC"), arguments: [user]
+                db.cachedStatement(sql: "SELECT \(PlanRow.columns) FROM plan WHERE user_id = ? AND state IN ('active', 'paused') ORDER BY created_at DESC, id DESC"), arguments: [user]
             ).map(PlanRow.init(row:))
             let totals = try Row.fetchAll(
                 db.cachedStatement(sql: """
@@ -61,7 +61,7 @@ struct StatsOperations: Sendable {
         ) { (context, input: HistoryRequest, db: Database) -> JSONValue in
             let user = try context.requirePrincipal().userID
             let limit = input.limit ?? 20
-            var sql = "SELECT * FROM plan WHERE user_id = ? AND closed_at IS NOT NULL AND state IN ('completed', 'cancelled')"
+            var sql = "SELECT \(PlanRow.columns) FROM plan WHERE user_id = ? AND closed_at IS NOT NULL AND state IN ('completed', 'cancelled')"
             var arguments: StatementArguments = [user]
             if let cursor = input.cursor {
                 let (closedAt, id) = try PageCursor.decode(cursor)

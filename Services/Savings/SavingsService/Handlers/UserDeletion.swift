@@ -10,7 +10,7 @@ enum UserDeletion {
         for plan in try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM plan WHERE user_id = ?"), arguments: [user]) {
             try DurableTimers.cancel(db, kind: InstallmentReminders.timerKind, key: plan)
         }
-        try db.cachedStatement(sql: "DELETE FROM deposit WHERE user_id = ?").execute(arguments: [user])
+        try db.cachedStatement(sql: "DELETE FROM deposit WHERE plan_id IN (SELECT id FROM plan WHERE user_id = ?)").execute(arguments: [user])
         try db.cachedStatement(sql: "DELETE FROM plan WHERE user_id = ?").execute(arguments: [user])
         try db.cachedStatement(sql: "DELETE FROM person WHERE user_id = ?").execute(arguments: [user])
         try IdempotencyStore.forget(db, user: user)
@@ -25,10 +25,8 @@ enum UserDeletion {
                 try remove(db, user: user, at: Date())
                 return
             }
-            // Only a zone the platform knows; an unknown one leaves the last.
-            guard let zone = event.data["timeZone"]?.stringValue, ZoneClock(identifier: zone) != nil,
-                StringFormat.timeZone.accepts(zone)
-            else { return }
+            // A zone the platform knows, or none (cleared); an unknown one leaves none either.
+            let zone = event.data["timeZone"]?.stringValue.flatMap { StringFormat.timeZone.accepts($0) && ZoneClock(identifier: $0) != nil ? $0 : nil }
             try db.cachedStatement(sql: "INSERT INTO person (user_id, time_zone) VALUES (?, ?) ON CONFLICT (user_id) DO UPDATE SET time_zone = excluded.time_zone")
                 .execute(arguments: [user, zone])
         }

@@ -20,34 +20,43 @@ struct PlanRow: Sendable {
     var createdAt: String
     var updatedAt: String
     var closedAt: String?
+    var paused: Bool
 
+    /// The columns ``init(row:)`` reads, in the order it reads them (by position: the
+    /// hottest reads skip name lookups).
+    static let columns = """
+        id, user_id, name, method, currency, target_minor, start_date, deadline, interval, income_minor, percent, amount_minor, state,
+        saved_minor, deposits, last_deposit, created_on, time_zone, reminder_time, reminders, created_at, updated_at, closed_at, paused
+        """
+
+    /// A row of ``columns``.
     init(row: Row) throws {
-        id = row["id"]
-        userID = row["user_id"]
-        name = row["name"]
-        guard let method = SavingMethod(rawValue: row["method"]), let interval = SavingInterval(rawValue: row["interval"]),
-            let start = LocalDate(row["start_date"] as String), let state = PlanState(rawValue: row["state"]),
-            let createdOn = LocalDate(row["created_on"] as String), let reminderTime = LocalTime(row["reminder_time"] as String)
+        guard let method = SavingMethod(rawValue: row[3]), let start = LocalDate(row[6] as String), let interval = SavingInterval(rawValue: row[8]),
+            let state = PlanState(rawValue: row[12]), let createdOn = LocalDate(row[16] as String), let reminderTime = LocalTime(row[18] as String)
         else { throw ServiceError.internal(ref: "plan-row") }
+        id = row[0]
+        userID = row[1]
+        name = row[2]
+        currency = Currency(stored: row[4])
         terms = PlanTerms(
-            method: method, target: row["target_minor"], start: start, deadline: (row["deadline"] as String?).flatMap(LocalDate.init),
-            interval: interval, income: row["income_minor"], percent: row["percent"], amount: row["amount_minor"])
-        currency = Currency(stored: row["currency"])
+            method: method, target: row[5], start: start, deadline: (row[7] as String?).flatMap { LocalDate($0) }, interval: interval, income: row[9],
+            percent: row[10], amount: row[11])
         self.state = state
-        saved = row["saved_minor"]
-        deposits = row["deposits"]
-        lastDeposit = (row["last_deposit"] as String?).flatMap(LocalDate.init)
+        saved = row[13]
+        deposits = row[14]
+        lastDeposit = (row[15] as String?).flatMap { LocalDate($0) }
         self.createdOn = createdOn
-        timeZone = row["time_zone"]
+        timeZone = row[17]
         self.reminderTime = reminderTime
-        reminders = row["reminders"]
-        createdAt = row["created_at"]
-        updatedAt = row["updated_at"]
-        closedAt = row["closed_at"]
+        reminders = row[19]
+        createdAt = row[20]
+        updatedAt = row[21]
+        closedAt = row[22]
+        paused = row[23]
     }
 
     static func load(_ db: Database, id: String) throws -> PlanRow? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM plan WHERE id = ?"), arguments: [id]).map(PlanRow.init(row:))
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM plan WHERE id = ?"), arguments: [id]).map(PlanRow.init(row:))
     }
 
     /// The caller's plan: another user's, or none, is `not_found` alike.
@@ -62,15 +71,26 @@ struct PlanRow: Sendable {
     /// Today in the plan's zone.
     func today(at now: Date) -> LocalDate { clock.localDate(of: now) }
 
-    /// The schedule as the plan was made (and as its terms stand: a moved deadline
-    /// remakes it): what "on track" is measured against.
-    var planned: [Installment] {
-        (try? SavingsSchedule.installments(terms, today: terms.start).get()) ?? []
+    /// Where the plan stands on `now`'s date in its zone: the rest of its schedule (open
+    /// plans only) and its pace against the plan as made. Computed once per request.
+    struct Standing: Sendable {
+        var today: LocalDate
+        /// `nil` for a closed plan.
+        var outcome: PlanRebalance.Outcome?
+        var pace: PlanPace
+
+        /// The installments still due, when the plan is open and its deadline can be kept.
+        var installments: [Installment] {
+            if case .onSchedule(let installments) = outcome { return installments }
+            return []
+        }
     }
 
-    /// What is left to do, seen on `today`.
-    func outcome(on today: LocalDate) -> PlanRebalance.Outcome {
-        PlanRebalance.remaining(terms, saved: saved, lastDeposit: lastDeposit, today: today)
+    func standing(at now: Date) -> Standing {
+        let today = today(at: now)
+        return Standing(
+            today: today, outcome: state.isOpen ? PlanRebalance.remaining(terms, saved: saved, lastDeposit: lastDeposit, today: today) : nil,
+            pace: PlanPace(terms: terms, saved: saved, today: today))
     }
 }
 

@@ -42,6 +42,8 @@ enum SavingsMigrations {
                     percent INTEGER,
                     amount_minor INTEGER,
                     state TEXT NOT NULL CHECK (state IN ('active', 'paused', 'completed', 'cancelled')),
+                    -- Paused by the user (kept when the plan completes: an undo below the target pauses it again).
+                    paused INTEGER NOT NULL DEFAULT 0,
                     saved_minor INTEGER NOT NULL DEFAULT 0,
                     deposits INTEGER NOT NULL DEFAULT 0,
                     last_deposit TEXT,
@@ -65,8 +67,9 @@ enum SavingsMigrations {
                     note TEXT,
                     created_at TEXT NOT NULL
                 ) WITHOUT ROWID;
-                CREATE INDEX deposit_plan ON deposit(plan_id, date);
-                CREATE INDEX deposit_user ON deposit(user_id, date, id);
+                -- One index: a user's deposits are those of their plans (a second one, by user,
+                -- would be one more page written per deposit).
+                CREATE INDEX deposit_plan ON deposit(plan_id, date, id);
 
                 -- Time zones from auth's profile events: the default zone of a new plan.
                 CREATE TABLE person (
