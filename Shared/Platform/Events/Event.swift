@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 
 /// An event as it travels on the bus and comes back from `events.replay`
 /// (CONTRACT.md, "Events").
@@ -71,7 +72,9 @@ public enum Outbox {
         // A cached statement: events are appended by the hottest writes.
         try db.cachedStatement(sql: "INSERT INTO platform_event (type, at, data) VALUES (?, ?, ?)")
             .execute(arguments: [type, Instant.format(date), String(decoding: json, as: UTF8.self)])
-        return db.lastInsertedRowID
+        let seq = db.lastInsertedRowID
+        OutboxWakeups.wake(after: db)
+        return seq
     }
 
     /// Events with `seq > after`, oldest first, at most `limit`.
@@ -130,5 +133,35 @@ public enum Outbox {
     /// The highest `seq` written so far (0 when none).
     public static func lastSeq(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM platform_event") ?? 0
+    }
+}
+
+/// Wakes the process's event publishers after a transaction that appended events
+/// commits: one hook per transaction, however many events it appends, and no work for
+/// transactions that append none (a database observation would look at every statement).
+/// A process runs one service (tests run several): every publisher is woken and reads
+/// its own outbox.
+enum OutboxWakeups {
+    private static let publishers = Mutex<[ObjectIdentifier: @Sendable () -> Void]>([:])
+    /// Connections whose open transaction already wakes the publishers when it commits.
+    private static let armed = Mutex<Set<ObjectIdentifier>>([])
+
+    static func register(_ owner: ObjectIdentifier, _ wake: @escaping @Sendable () -> Void) {
+        publishers.withLock { $0[owner] = wake }
+    }
+
+    static func unregister(_ owner: ObjectIdentifier) {
+        _ = publishers.withLock { $0.removeValue(forKey: owner) }
+    }
+
+    static func wake(after db: Database) {
+        let connection = ObjectIdentifier(db)
+        guard armed.withLock({ $0.insert(connection).inserted }) else { return }
+        db.afterNextTransaction(
+            onCommit: { _ in
+                _ = armed.withLock { $0.remove(connection) }
+                for wake in publishers.withLock({ Array($0.values) }) { wake() }
+            },
+            onRollback: { _ in _ = armed.withLock { $0.remove(connection) } })
     }
 }

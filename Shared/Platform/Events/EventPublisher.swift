@@ -5,8 +5,9 @@ import ServiceLifecycle
 import Synchronization
 import ZeroMQ
 
-/// Drains the outbox onto the bus: after every commit that wrote events, and every
-/// second in case a wake-up was missed, it sends the events it has not sent yet.
+/// Drains the outbox onto the bus: after every commit that wrote events (``Outbox/append``
+/// wakes it), and every second in case a wake-up was missed, it sends the events it has
+/// not sent yet.
 ///
 /// Publishing is at least once (a restart resends from the last saved position) and
 /// pub/sub may drop messages; subscribers drop duplicates by `seq` and fill gaps with
@@ -18,7 +19,6 @@ public final class EventPublisher: Service, Sendable {
     private let logger: Logger
     private let wakeUps = Mailbox<Bool>()
     private let stopping = Atomic<Bool>(false)
-    private let observer = Mutex<AnyDatabaseCancellable?>(nil)
 
     /// Creates a publisher for `source`'s outbox, connecting to the bus at `endpoint` (XSUB).
     public init(source: String, pool: DatabasePool, busEndpoint endpoint: String, logger: Logger) {
@@ -30,16 +30,14 @@ public final class EventPublisher: Service, Sendable {
 
     public func run() async throws {
         let wakeUps = self.wakeUps
-        let observation = DatabaseRegionObservation(tracking: Table("platform_event"))
-        let cancellable = observation.start(in: pool, onError: { _ in }, onChange: { _ in wakeUps.post(true) })
-        observer.withLock { $0 = cancellable }
+        OutboxWakeups.register(ObjectIdentifier(self)) { wakeUps.post(true) }
+        defer { OutboxWakeups.unregister(ObjectIdentifier(self)) }
         let thread = SocketThread(name: "\(source)-publisher") { [self] in publishLoop() }
         await withTaskCancellationOrGracefulShutdownHandler {
             await thread.join()
         } onCancelOrGracefulShutdown: { [self] in
             stop()
         }
-        observer.withLock { $0 = nil }
     }
 
     /// Stops the loop after a last drain.
