@@ -171,9 +171,12 @@ struct AuthHardeningTests {
         // A production-cost hash (scrypt N=2^17, a few hundred ms) against a 150 ms deadline:
         // the attempt is counted and the hash started well within it, and ends after it.
         let production: (inout AuthSettings) -> Void = { $0.scryptLogN = 17 }
-        try await AuthFlowTests.inProcess(configuration: configuration, settings: production) { auth in
-            // Hashes of every suite running beside this one share the process's hashing
-            // threads: a production-cost hash may wait well beyond the usual 5 s.
+        // Hashes of every suite running beside this one share the process's hashing
+        // threads: a production-cost hash may wait well beyond the usual deadlines, so the
+        // registration gets a minute on both sides.
+        var patient = configuration
+        patient.requestDeadlineMs = 60_000
+        try await AuthFlowTests.inProcess(configuration: patient, settings: production) { auth in
             _ = try await AuthFlowTests.register(auth, "slow@example.com", timeout: .seconds(60))
         }
         configuration.requestDeadlineMs = 150
