@@ -14,7 +14,7 @@ struct Child: Sendable {
 /// stops them all: SIGTERM first, SIGKILL after the grace period.
 actor Supervisor {
     private struct Running {
-        let process: Process
+        let process: SpawnedProcess
         let startedAt: ContinuousClock.Instant
     }
 
@@ -39,32 +39,20 @@ actor Supervisor {
     }
 
     func pids() -> [String: Int32] {
-        running.mapValues { $0.process.processIdentifier }
+        running.mapValues { $0.process.pid }
     }
 
     private func start(_ name: String) {
         guard !stopping, let child = children[name] else { return }
-        let process = Process()
-        process.executableURL = child.executable
-        process.environment = ProcessInfo.processInfo.environment.merging(child.environment) { _, new in new }
-        if let log = child.log {
-            if !FileManager.default.fileExists(atPath: log.path) {
-                _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            }
-            if let handle = try? FileHandle(forWritingTo: log) {
-                handle.seekToEndOfFile()
-                process.standardOutput = handle
-                process.standardError = handle
-            }
-        }
-        process.terminationHandler = { [weak self] process in
-            let status = process.terminationStatus
-            Task { await self?.exited(name, status: status, pid: process.processIdentifier) }
-        }
         do {
-            try process.run()
+            let process = try SpawnedProcess(
+                executable: child.executable.path, environment: SpawnedProcess.environment(adding: child.environment), output: child.log?.path)
             running[name] = Running(process: process, startedAt: .now)
-            logger.info("started", metadata: ["child": "\(name)", "pid": "\(process.processIdentifier)"])
+            let pid = process.pid
+            process.onExit { [weak self] status in
+                Task { await self?.exited(name, status: status, pid: pid) }
+            }
+            logger.info("started", metadata: ["child": "\(name)", "pid": "\(pid)"])
         } catch {
             logger.error("cannot start", metadata: ["child": "\(name)", "error": "\(error)"])
             scheduleRestart(name)
@@ -72,7 +60,7 @@ actor Supervisor {
     }
 
     private func exited(_ name: String, status: Int32, pid: Int32) {
-        guard let current = running[name], current.process.processIdentifier == pid else { return }
+        guard let current = running[name], current.process.pid == pid else { return }
         running[name] = nil
         guard !stopping else { return }
         // A child that ran for a while before crashing starts again quickly.
@@ -94,16 +82,14 @@ actor Supervisor {
     /// Sends SIGTERM to every child, waits up to `grace`, then SIGKILLs the rest.
     func stopAll(grace: Duration) async {
         stopping = true
-        for (_, child) in running where child.process.isRunning {
-            kill(child.process.processIdentifier, SIGTERM)
-        }
+        for (_, child) in running { child.process.send(SIGTERM) }
         let deadline = ContinuousClock.now + grace
         while ContinuousClock.now < deadline, running.values.contains(where: { $0.process.isRunning }) {
             try? await Task.sleep(for: .milliseconds(50))
         }
         for (name, child) in running where child.process.isRunning {
             logger.warning("did not stop in time, killing", metadata: ["child": "\(name)"])
-            kill(child.process.processIdentifier, SIGKILL)
+            child.process.send(SIGKILL)
         }
         while running.values.contains(where: { $0.process.isRunning }) {
             try? await Task.sleep(for: .milliseconds(20))

@@ -4,6 +4,14 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <spawn.h>
+
+// glibc 2.34+: close every descriptor from `from` up in the child of posix_spawn (declared
+// by spawn.h only under _GNU_SOURCE, which Swift's Glibc module does not set).
+extern int posix_spawn_file_actions_addclosefrom_np(posix_spawn_file_actions_t *actions, int from);
+static inline int backend_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
 
 // The calling thread's kernel id (glibc's gettid() is not visible to Swift everywhere).
 static inline pid_t backend_gettid(void) { return (pid_t)syscall(SYS_gettid); }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Platform
 
 /// A process a test started. It is killed when the object goes away, and it exits by
 /// itself if the test process dies (`BACKEND_STOP_WITH_PARENT=1`), so no test leaves
@@ -9,25 +9,16 @@ public final class ChildProcess: Sendable {
     public let name: String
     /// Where its standard output and error go.
     public let logFile: URL
-    private let process: Mutex<Process>
-    private let exitedSignal = Mutex<Bool>(false)
+    private let process: SpawnedProcess
 
     /// Starts `executable` with `arguments` and `environment` added to this process's own.
     public init(executable: URL, arguments: [String] = [], environment: [String: String], logFile: URL) throws {
         name = executable.lastPathComponent
         self.logFile = logFile
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        var variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        var variables = SpawnedProcess.environment(adding: environment)
         variables["BACKEND_STOP_WITH_PARENT"] = "1"
-        process.environment = variables
         _ = FileManager.default.createFile(atPath: logFile.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: logFile)
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
-        self.process = Mutex(process)
+        process = try SpawnedProcess(executable: executable.path, arguments: arguments, environment: variables, output: logFile.path)
     }
 
     deinit {
@@ -35,16 +26,14 @@ public final class ChildProcess: Sendable {
     }
 
     /// The process id.
-    public var pid: Int32 { process.withLock { $0.processIdentifier } }
+    public var pid: Int32 { process.pid }
 
     /// Whether the process is still running.
-    public var isRunning: Bool { process.withLock { $0.isRunning } }
+    public var isRunning: Bool { process.isRunning }
 
     /// Sends a signal if the process is running.
     public func kill(signal: Int32) {
-        process.withLock { process in
-            if process.isRunning { _ = Foundation.kill(process.processIdentifier, signal) }
-        }
+        process.send(signal)
     }
 
     /// The process state letter from `/proc/<pid>/stat` (`R`, `S`, `T` for stopped, ...).
@@ -67,7 +56,7 @@ public final class ChildProcess: Sendable {
     public func waitForExit(timeout: Duration) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if !isRunning { return process.withLock { $0.terminationStatus } }
+            if let status = process.terminationStatus { return status }
             try? await Task.sleep(for: .milliseconds(20))
         }
         return nil

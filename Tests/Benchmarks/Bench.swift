@@ -36,22 +36,16 @@ struct PlatformBench: AsyncParsableCommand {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        var processes: [Process] = []
+        var processes: [SpawnedProcess] = []
         defer {
-            for process in processes where process.isRunning { process.terminate() }
-            for process in processes { process.waitUntilExit() }
+            for process in processes { process.send(SIGTERM) }
+            for process in processes { while process.isRunning { usleep(10_000) } }
         }
         func launch(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws {
-            let process = Process()
-            process.executableURL = binaries.appendingPathComponent(name)
-            process.arguments = arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
             let log = directory.appendingPathComponent("\(name)-\(processes.count).log")
-            FileManager.default.createFile(atPath: log.path, contents: nil)
-            let handle = try FileHandle(forWritingTo: log)
-            process.standardOutput = handle
-            process.standardError = handle
-            try process.run()
+            let process = try SpawnedProcess(
+                executable: binaries.appendingPathComponent(name).path, arguments: arguments,
+                environment: SpawnedProcess.environment(adding: environment), output: log.path)
             processes.append(process)
         }
 

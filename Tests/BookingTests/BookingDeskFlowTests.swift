@@ -11,10 +11,10 @@ struct BookingDeskFlowTests {
     static func staff(_ park: BookingFlowTests.Park) async throws -> (token: String, id: String) {
         let stack = park.stack
         _ = try await AuthFixtures.signUp(stack.client, email: "desk@park.example")
-        let login = try await stack.client.call("auth.login", data: ["email": "desk@park.example", "password": "secret-pass-1"])
+        let login = try await AuthFixtures.signIn(stack.client, email: "desk@park.example", password: "secret-pass-1")
         let id = try #require(login.data?["user"]?["id"]?.stringValue)
         #expect(try await stack.client.call("auth.admin.roles.grant", data: ["userId": .string(id), "role": "staff"], token: park.admin).ok)
-        let again = try await stack.client.call("auth.login", data: ["email": "desk@park.example", "password": "secret-pass-1"])
+        let again = try await AuthFixtures.signIn(stack.client, email: "desk@park.example", password: "secret-pass-1")
         let token = try #require(again.data?["accessToken"]?.stringValue)
         let switched = try await stack.client.call("auth.role.switch", data: ["role": "staff"], token: token)
         return (try #require(switched.data?["accessToken"]?.stringValue, "\(switched.error?.message ?? "")"), id)
