@@ -167,8 +167,10 @@ struct RuntimeTests {
     func gracefulShutdown() async throws {
         let service = try await InProcessService(TestService.definition())
         #expect(try await service.call("test.health", idempotent: true).ok)
-        async let slow = service.call("test.slow", data: ["ms": 400], idempotent: false)
-        try await Task.sleep(for: .milliseconds(100))
+        let tag = UUID().uuidString
+        async let slow = service.call("test.slow", data: ["ms": 400, "tag": .string(tag)], idempotent: false)
+        // Shut down once the slow request is running (a loaded machine may take a while to deliver it).
+        for _ in 0..<500 where !TestService.slowStarted.withLock({ $0.contains(tag) }) { try await Task.sleep(for: .milliseconds(10)) }
         await service.triggerShutdown()
         // Once the service drains (the signal arrives asynchronously), a new request is
         // refused at once rather than left unanswered.

@@ -4,6 +4,7 @@ import Logging
 import Platform
 import ServiceLifecycle
 import SharedTesting
+import Synchronization
 
 /// A small service used to test the runtime: items written with events, a slow
 /// operation, and operations behind each auth rule.
@@ -20,7 +21,11 @@ enum TestService {
 
     struct Slow: Codable, Sendable {
         var ms: Int
+        var tag: String?
     }
+
+    /// The tags of the slow requests that have started (a test waits for its own).
+    static let slowStarted = Mutex<Set<String>>([])
 
     static let putSchema = JSONSchema.object(
         ["key": .string(minLength: 1, maxLength: 50), "value": .integer()], required: ["key", "value"])
@@ -52,9 +57,10 @@ enum TestService {
                     try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") ?? 0
                 },
                 .task(
-                    "\(name).slow", summary: "Sleeps.", auth: .public, request: .object(["ms": .integer(minimum: 0)], required: ["ms"]),
+                    "\(name).slow", summary: "Sleeps.", auth: .public, request: .object(["ms": .integer(minimum: 0), "tag": .string()], required: ["ms"]),
                     response: .empty
                 ) { (_, input: Slow) in
+                    if let tag = input.tag { _ = slowStarted.withLock { $0.insert(tag) } }
                     try await Task.sleep(for: .milliseconds(input.ms))
                     return Empty()
                 },
