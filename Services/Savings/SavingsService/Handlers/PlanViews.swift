@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Platform
+import Synchronization
 
 /// One installment on the wire: `{date, amount, cumulative}`, amounts as Money.
 struct InstallmentView: Codable, Sendable, JSONWritable {
@@ -194,9 +195,14 @@ enum PlanViews {
 
     static func money(_ minor: Int64, _ currency: Currency) -> JSONValue { Money(minor: minor, currency: currency).json }
 
-    /// The plan's view (``PlanView``) as a tree, seen on `now`.
+    /// The plan's view (``PlanView``) as a tree, seen on `now`; from ``PlanViewCache``
+    /// when the plan has not changed since the same view was made the same day.
     static func plan(_ plan: PlanRow, at now: Date, upcoming: Int = upcomingShown) -> JSONValue {
-        PlanView(plan: plan, standing: plan.standing(at: now), upcoming: upcoming).jsonValue
+        let key = PlanViewCache.Key(plan: plan, today: plan.today(at: now), upcoming: upcoming)
+        if let view = PlanViewCache.shared.view(for: key) { return view }
+        let view = PlanView(plan: plan, standing: plan.standing(at: now), upcoming: upcoming).jsonValue
+        PlanViewCache.shared.store(view, for: key)
+        return view
     }
 
     /// An amount a user gives: at least one minor unit, within the contract's range.
@@ -238,4 +244,32 @@ enum PlanViews {
             "id": .string(), "planId": .string(), "amount": Money.schema, "date": .string(format: .date), "note": JSONSchema.string().nullable(),
             "createdAt": .string(format: .dateTime),
         ], required: ["id", "planId", "amount", "date", "createdAt"])
+}
+
+/// Plans' views already made, for the reads that list many plans (`plans.list`, `stats`,
+/// `history`, `get`): a view depends only on the plan's row and the day in its zone, so a
+/// view found under the same row and day is the view. A user polling the list of a hundred long plans costs a lookup per plan, not
+/// a hundred rebalances. Bounded: it starts afresh past ``capacity`` views.
+final class PlanViewCache: Sendable {
+    struct Key: Hashable, Sendable {
+        /// The whole row: any change of any column is another key.
+        var plan: PlanRow
+        var today: LocalDate
+        var upcoming: Int
+    }
+
+    static let shared = PlanViewCache()
+    /// About 2.5 KB each: at most some 10 MB.
+    static let capacity = 4_000
+
+    private let views = Mutex<[Key: JSONValue]>([:])
+
+    func view(for key: Key) -> JSONValue? { views.withLock { $0[key] } }
+
+    func store(_ view: JSONValue, for key: Key) {
+        views.withLock { views in
+            if views.count >= Self.capacity { views.removeAll(keepingCapacity: true) }
+            views[key] = view
+        }
+    }
 }

@@ -3,7 +3,7 @@ import GRDB
 import Platform
 
 /// A plan as stored.
-struct PlanRow: Sendable {
+struct PlanRow: Sendable, Hashable {
     var id: String
     var userID: String
     var name: String
