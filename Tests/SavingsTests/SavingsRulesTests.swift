@@ -289,3 +289,17 @@ struct SavingsShortcutTests {
         }
     }
 }
+
+extension SavingsShortcutTests {
+    @Test("equal weights share the total exactly, at most a unit apart, the larger ones at the chosen end")
+    func equalWeights() async {
+        await propertyCheck(count: 300, input: Gen.int64(in: 1...1_000_000_000_000), Gen.int(in: 1...1_300), Gen.bool) { total, count, largestLast in
+            guard total >= Int64(count) else { return }
+            let amounts = SavingsSchedule.allocate(total, weights: Array(repeating: 3, count: count), largestLast: largestLast)
+            #expect(amounts.count == count && amounts.reduce(0, +) == total)
+            #expect((amounts.max() ?? 0) - (amounts.min() ?? 0) <= 1 && amounts.allSatisfy { $0 >= total / Int64(count) })
+            let ordered = largestLast ? zip(amounts, amounts.dropFirst()).allSatisfy { $0 <= $1 } : zip(amounts, amounts.dropFirst()).allSatisfy { $0 >= $1 }
+            #expect(ordered)
+        }
+    }
+}

@@ -223,6 +223,15 @@ public enum SavingsSchedule {
     public static func allocate(_ total: Int64, weights: [Int64], largestLast: Bool) -> [Int64] {
         let count = Int64(weights.count)
         precondition(count >= 1 && total >= count, "at least one unit per installment")
+        if weights.allSatisfy({ $0 == weights[0] }) {
+            // Equal weights (equal installments): what the general rule below gives, at once:
+            // the quotient each, the remainder one unit each to the last (or first) ones.
+            let (base, leftover) = total.quotientAndRemainder(dividingBy: count)
+            var amounts = [Int64](repeating: base, count: weights.count)
+            let extra = largestLast ? (weights.count - Int(leftover))..<weights.count : 0..<Int(leftover)
+            for index in extra { amounts[index] += 1 }
+            return amounts
+        }
         let sum = weights.reduce(0, +)
         // Full-width products: exact whatever the total and the weights.
         func share(_ amount: Int64, _ weight: Int64) -> Int64 { sum.dividingFullWidth(amount.multipliedFullWidth(by: weight)).quotient }

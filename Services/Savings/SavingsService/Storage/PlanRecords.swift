@@ -56,7 +56,9 @@ struct PlanRow: Sendable, Hashable {
     }
 
     static func load(_ db: Database, id: String) throws -> PlanRow? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM plan WHERE id = ?"), arguments: [id]).map(PlanRow.init(row:))
+        // A cursor's row reads the statement's columns in place (no copy of the row first).
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT \(columns) FROM plan WHERE id = ?"), arguments: [id])
+        return try rows.next().map(PlanRow.init(row:))
     }
 
     /// The caller's plan: another user's, or none, is `not_found` alike.
