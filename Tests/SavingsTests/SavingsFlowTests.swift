@@ -408,15 +408,13 @@ struct SavingsFlowTests {
             try await savings.runtime.pool.write { db in
                 try DurableTimers.schedule(db, kind: InstallmentReminders.timerKind, at: Date(), key: plan)
             }
-            var published: [String] = []
-            for _ in 0..<200 {
-                published = try await savings.runtime.pool.read { db in
+            func published() async throws -> [String] {
+                try await savings.runtime.pool.read { db in
                     try String.fetchAll(db, sql: "SELECT data FROM platform_event WHERE type = 'savings.installment.due'")
                 }
-                if !published.isEmpty { break }
-                try await Task.sleep(for: .milliseconds(25))
             }
-            let event = try JSONParser.parse(Data(try #require(published.first).utf8))
+            #expect(try await Poll.until(timeout: .seconds(5), interval: .milliseconds(25)) { try await !published().isEmpty })
+            let event = try JSONParser.parse(Data(try #require(try await published().first).utf8))
             #expect(event["planId"] == .string(plan) && event["userId"] == "user-ann" && event["date"] == Self.date(today))
             #expect(event["amount"] == Self.rub(1_000) && event["timeZone"] == .string(zone))
             let rearmed = try await savings.runtime.pool.read { db in
@@ -425,7 +423,7 @@ struct SavingsFlowTests {
             #expect(rearmed == Int64(nextWeek.timeIntervalSince1970 * 1_000))
             // Today's deposit moves nothing; the reminder of next week's amount follows the rebalance.
             try await Self.ok(savings, "savings.deposits.record", ["planId": .string(plan), "amount": Self.rub(2_000), "date": Self.date(today)], as: Self.ann)
-            #expect(published.count == 1)
+            #expect(try await published().count == 1)
         }
     }
 

@@ -277,15 +277,28 @@ struct SavingsShortcutTests {
         }
     }
 
-    @Test("a schedule written straight to bytes is the JSON its Encodable conformance gives")
+    @Test("a schedule written straight to bytes is the contract's shape: each installment's date and amounts as Money, the count, the total, the reach date")
     func scheduleBytes() throws {
         let installments = try SavingsSchedule.installments(
             PlanTerms(method: .fiftyTwoWeek, target: 1_378_00, start: SavingsRulesTests.today, interval: .twoWeeks), today: SavingsRulesTests.today
         ).get()
-        for view in [ScheduleView(installments: installments, currency: "EUR"), ScheduleView(installments: [], currency: "JPY")] {
+        for (currency, list) in [("EUR", installments), ("JPY", [])] {
             var bytes: [UInt8] = []
-            view.writeJSON(to: &bytes)
-            #expect(try JSONParser.parse(Data(bytes)) == JSONValueEncoder().encode(view))
+            ScheduleView(installments: list, currency: Currency(stringLiteral: currency)).writeJSON(to: &bytes)
+            // The expected tree, built from the installments with the platform's own Money.
+            let expected: JSONValue = [
+                "count": .integer(Int64(list.count)),
+                "installments": .array(
+                    list.map { item in
+                        [
+                            "date": .string(item.date.description), "amount": Money(minor: item.amount, currency: Currency(stringLiteral: currency)).json,
+                            "cumulative": Money(minor: item.cumulative, currency: Currency(stringLiteral: currency)).json,
+                        ]
+                    }),
+                "reachDate": list.last.map { .string($0.date.description) } ?? .null,
+                "total": Money(minor: list.last?.cumulative ?? 0, currency: Currency(stringLiteral: currency)).json,
+            ]
+            #expect(try JSONParser.parse(Data(bytes)) == expected)
         }
     }
 }

@@ -143,8 +143,9 @@ public enum Outbox {
 /// its own outbox.
 enum OutboxWakeups {
     private static let publishers = Mutex<[ObjectIdentifier: @Sendable () -> Void]>([:])
-    /// Connections whose open transaction already wakes the publishers when it commits.
-    private static let armed = Mutex<Set<ObjectIdentifier>>([])
+    private static let commits = CommitCollector<Bool>(merge: { _, _ in true }) { _ in
+        for wake in publishers.withLock({ Array($0.values) }) { wake() }
+    }
 
     static func register(_ owner: ObjectIdentifier, _ wake: @escaping @Sendable () -> Void) {
         publishers.withLock { $0[owner] = wake }
@@ -154,14 +155,5 @@ enum OutboxWakeups {
         _ = publishers.withLock { $0.removeValue(forKey: owner) }
     }
 
-    static func wake(after db: Database) {
-        let connection = ObjectIdentifier(db)
-        guard armed.withLock({ $0.insert(connection).inserted }) else { return }
-        db.afterNextTransaction(
-            onCommit: { _ in
-                _ = armed.withLock { $0.remove(connection) }
-                for wake in publishers.withLock({ Array($0.values) }) { wake() }
-            },
-            onRollback: { _ in _ = armed.withLock { $0.remove(connection) } })
-    }
+    static func wake(after db: Database) { commits.add(true, in: db) }
 }

@@ -128,15 +128,16 @@ public struct TimerHandler: Sendable {
 }
 
 /// Wakes the timer workers after a transaction that scheduled a timer commits, when the
-/// earliest timer it scheduled is due before a worker planned to wake anyway. A process
-/// runs one service (tests run several), so every worker of the process is asked and
-/// looks at its own database: cheaper than finding the database's worker.
+/// earliest timer it scheduled is due before a worker planned to wake anyway (one commit
+/// hook per transaction, ``CommitCollector``). A process runs one service (tests run
+/// several), so every worker of the process is asked and looks at its own database:
+/// cheaper than finding the database's worker.
 enum TimerWakeups {
     private static let wakes = Mutex<[ObjectIdentifier: TimerWake]>([:])
-    /// Connections whose open transaction already wakes the workers when it ends (one
-    /// transaction observer per transaction, however many timers it schedules), with the
-    /// earliest due time it scheduled.
-    private static let armed = Mutex<[ObjectIdentifier: Int64]>([:])
+    /// The earliest due time each transaction scheduled.
+    private static let commits = CommitCollector<Int64>(merge: min) { earliest in
+        for wake in wakes.withLock({ Array($0.values) }) { wake.signal(dueMs: earliest) }
+    }
 
     static func register(_ wake: TimerWake) {
         wakes.withLock { $0[ObjectIdentifier(wake)] = wake }
@@ -146,24 +147,7 @@ enum TimerWakeups {
         _ = wakes.withLock { $0.removeValue(forKey: ObjectIdentifier(wake)) }
     }
 
-    static func wake(after db: Database, dueMs: Int64) {
-        let connection = ObjectIdentifier(db)
-        let first = armed.withLock { armed -> Bool in
-            guard let earliest = armed[connection] else {
-                armed[connection] = dueMs
-                return true
-            }
-            armed[connection] = min(earliest, dueMs)
-            return false
-        }
-        guard first else { return }
-        db.afterNextTransaction(
-            onCommit: { _ in
-                let earliest = armed.withLock { $0.removeValue(forKey: connection) } ?? Int64.min
-                for wake in wakes.withLock({ Array($0.values) }) { wake.signal(dueMs: earliest) }
-            },
-            onRollback: { _ in _ = armed.withLock { $0.removeValue(forKey: connection) } })
-    }
+    static func wake(after db: Database, dueMs: Int64) { commits.add(dueMs, in: db) }
 }
 
 /// A re-armable wake-up: `signal` ends the current or next `wait`.

@@ -30,8 +30,8 @@ public enum PlanRebalance {
         if terms.method.spreadsToDeadline {
             let planned = plannedCount(terms)
             let last = terms.deadline ?? terms.interval.date(planned - 1, from: terms.start)
-            let dates = SavingsSchedule.dates(
-                from: terms.start, interval: terms.interval, fromIndex: firstIndex, through: last, limit: SavingsSchedule.maximumInstallments)
+            let dates = terms.interval.dates(
+                from: terms.start, fromIndex: firstIndex, through: last, limit: SavingsSchedule.maximumInstallments)
             guard !dates.isEmpty else { return .unreachable(remaining: remaining, nearestDeadline: next) }
             // Fewer units left than dates: one unit on each of the first dates finishes it.
             let used = Int(min(Int64(dates.count), remaining))
@@ -45,8 +45,8 @@ public enum PlanRebalance {
         for index in rest.indices { rest[index].cumulative += saved }
         if let deadline = terms.deadline, let end = rest.last?.date, end > deadline {
             // Saving the same amount would finish late: the rest spread evenly before the deadline, if any date is left.
-            let dates = SavingsSchedule.dates(
-                from: terms.start, interval: terms.interval, fromIndex: firstIndex, through: deadline, limit: SavingsSchedule.maximumInstallments)
+            let dates = terms.interval.dates(
+                from: terms.start, fromIndex: firstIndex, through: deadline, limit: SavingsSchedule.maximumInstallments)
             guard !dates.isEmpty else { return .unreachable(remaining: remaining, nearestDeadline: next) }
             let used = Int(min(Int64(dates.count), remaining))
             let amounts = SavingsSchedule.allocate(remaining, weights: Array(repeating: 1, count: used), largestLast: true)

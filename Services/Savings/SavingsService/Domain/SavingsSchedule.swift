@@ -170,7 +170,7 @@ public enum SavingsSchedule {
         if terms.method.spreadsToDeadline {
             let dates: [LocalDate]
             if let deadline = terms.deadline {
-                dates = Self.dates(from: terms.start, interval: terms.interval, fromIndex: 0, through: deadline, limit: maximumInstallments + 1)
+                dates = terms.interval.dates(from: terms.start, fromIndex: 0, through: deadline, limit: maximumInstallments + 1)
                 guard dates.count <= maximumInstallments else {
                     return .failure(PlanProblem("deadline", "gives more than \(maximumInstallments) installments"))
                 }
@@ -258,11 +258,6 @@ public enum SavingsSchedule {
             cumulative += amount
             return Installment(date: date, amount: amount, cumulative: cumulative)
         }
-    }
-
-    /// The series' dates from installment `fromIndex` through `last`, at most `limit`.
-    static func dates(from start: LocalDate, interval: SavingInterval, fromIndex: Int, through last: LocalDate, limit: Int) -> [LocalDate] {
-        interval.dates(from: start, fromIndex: fromIndex, through: last, limit: limit)
     }
 
     /// `each` per interval from installment `fromIndex` until `remaining` is reached (the

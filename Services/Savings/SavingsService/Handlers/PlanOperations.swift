@@ -240,14 +240,13 @@ struct PlanOperations: Sendable {
 
     // MARK: Changing
 
-    /// Loads the caller's plan, asks the lifecycle, writes `state` and `set`, re-arms the
-    /// reminder, publishes `event`; returns the plan's view.
+    /// Asks the lifecycle about `action` on the caller's `plan` (loaded in this
+    /// transaction), writes `state` and `set`, re-arms the reminder, publishes `event`;
+    /// returns the plan's view.
     static func change(
-        _ context: RequestContext, _ db: Database, planId: String, action: PlanAction, event: String?, set: String = "", _ arguments: StatementArguments = []
+        _ context: RequestContext, _ db: Database, _ plan: PlanRow, action: PlanAction, event: String, set: String = "", _ arguments: StatementArguments = []
     ) throws -> PlanView {
-        let plan = try PlanRow.own(db, id: planId, user: try context.requirePrincipal().userID)
-        let next = try PlanLifecycle.next(after: action, from: plan.state, saved: plan.saved, target: plan.terms.target)
-            .mapError { ServiceError.conflict($0.message, reason: $0.reason) }.get()
+        let next = try nextState(after: action, of: plan)
         let now = Instant.format(context.receivedAt)
         let closing = next == .cancelled || next == .completed
         try db.execute(
@@ -256,8 +255,14 @@ struct PlanOperations: Sendable {
         let changed = try PlanRow.own(db, id: plan.id, user: plan.userID)
         let standing = changed.standing(at: context.receivedAt)
         try InstallmentReminders.arm(db, changed, standing, at: context.receivedAt)
-        if let event { try SavingsEvents.plan(db, event, changed, at: context.receivedAt) }
+        try SavingsEvents.plan(db, event, changed, at: context.receivedAt)
         return PlanView(plan: changed, standing: standing)
+    }
+
+    /// The plan's state after `action`, or `conflict` with the lifecycle's reason.
+    static func nextState(after action: PlanAction, of plan: PlanRow) throws -> PlanState {
+        try PlanLifecycle.next(after: action, from: plan.state, saved: plan.saved, target: plan.terms.target)
+            .mapError { ServiceError.conflict($0.message, reason: $0.reason) }.get()
     }
 
     struct UpdateRequest: Codable, Sendable {
@@ -283,8 +288,7 @@ struct PlanOperations: Sendable {
         ) { (context, input: UpdateRequest, db: Database) -> PlanView in
             let plan = try PlanRow.own(db, id: input.planId, user: try context.requirePrincipal().userID)
             // A closed plan is refused before its new values are looked at.
-            _ = try PlanLifecycle.next(after: .update, from: plan.state, saved: plan.saved, target: plan.terms.target)
-                .mapError { ServiceError.conflict($0.message, reason: $0.reason) }.get()
+            _ = try Self.nextState(after: .update, of: plan)
             var terms = plan.terms
             if context.data["deadline"] != nil, input.deadline != plan.terms.deadline {
                 terms.deadline = input.deadline
@@ -299,7 +303,7 @@ struct PlanOperations: Sendable {
                 return PlanView(plan: plan, standing: plan.standing(at: context.receivedAt))
             }
             return try Self.change(
-                context, db, planId: plan.id, action: .update, event: "savings.plan.changed",
+                context, db, plan, action: .update, event: "savings.plan.changed",
                 set: ", name = ?, deadline = ?, time_zone = ?, reminder_time = ?, reminders = ?",
                 [name, terms.deadline?.description, zone, time.description, reminders])
         }
@@ -326,32 +330,28 @@ struct PlanOperations: Sendable {
     }
 
     var pause: ServiceOperation {
-        .write(
-            "savings.plans.pause",
-            summary: "Pauses an active plan: no reminders until resumed; deposits still count, and the schedule is rebalanced on resuming. Publishes savings.plan.paused.",
-            auth: Self.user, request: .object(["planId": Self.id], required: ["planId"]), response: Self.planResponse
-        ) { (context, input: PlanRequest, db: Database) -> PlanView in
-            try Self.change(context, db, planId: input.planId, action: .pause, event: "savings.plan.paused", set: ", paused = 1")
-        }
+        Self.lifecycle(
+            "savings.plans.pause", .pause, event: "savings.plan.paused", set: ", paused = 1",
+            summary: "Pauses an active plan: no reminders until resumed; deposits still count, and the schedule is rebalanced on resuming. Publishes savings.plan.paused.")
     }
 
     var resume: ServiceOperation {
-        .write(
-            "savings.plans.resume",
-            summary: "Resumes a paused plan: what was missed is spread over the installments left. Publishes savings.plan.resumed.",
-            auth: Self.user, request: .object(["planId": Self.id], required: ["planId"]), response: Self.planResponse
-        ) { (context, input: PlanRequest, db: Database) -> PlanView in
-            try Self.change(context, db, planId: input.planId, action: .resume, event: "savings.plan.resumed", set: ", paused = 0")
-        }
+        Self.lifecycle(
+            "savings.plans.resume", .resume, event: "savings.plan.resumed", set: ", paused = 0",
+            summary: "Resumes a paused plan: what was missed is spread over the installments left. Publishes savings.plan.resumed.")
     }
 
     var cancel: ServiceOperation {
-        .write(
-            "savings.plans.cancel",
-            summary: "Gives an open plan up: it goes to the history with what was saved, its reminders stop. Publishes savings.plan.cancelled.",
-            auth: Self.user, request: .object(["planId": Self.id], required: ["planId"]), response: Self.planResponse
-        ) { (context, input: PlanRequest, db: Database) -> PlanView in
-            try Self.change(context, db, planId: input.planId, action: .cancel, event: "savings.plan.cancelled")
+        Self.lifecycle(
+            "savings.plans.cancel", .cancel, event: "savings.plan.cancelled",
+            summary: "Gives an open plan up: it goes to the history with what was saved, its reminders stop. Publishes savings.plan.cancelled.")
+    }
+
+    /// An operation that takes a plan from one state to the next (`{planId}` in, the plan out).
+    static func lifecycle(_ name: String, _ action: PlanAction, event: String, set: String = "", summary: String) -> ServiceOperation {
+        .write(name, summary: summary, auth: Self.user, request: .object(["planId": Self.id], required: ["planId"]), response: Self.planResponse) {
+            (context, input: PlanRequest, db: Database) -> PlanView in
+            try Self.change(context, db, try PlanRow.own(db, id: input.planId, user: try context.requirePrincipal().userID), action: action, event: event, set: set)
         }
     }
 

@@ -3,71 +3,60 @@ import GRDB
 import Platform
 import Synchronization
 
-/// One installment on the wire: `{date, amount, cumulative}`, amounts as Money.
-struct InstallmentView: Codable, Sendable, JSONWritable {
-    var date: LocalDate
-    var amount: Money
-    var cumulative: Money
+/// Installments on the wire: each `{amount, cumulative, date}`, amounts as Money, written
+/// straight to bytes (a plan may have 1,300 of them; the currency's part is made once).
+struct InstallmentWriter {
+    private let amount: [UInt8], cumulative: [UInt8]
+    private static let date = Array(#"},"date":""#.utf8)
 
-    init(_ installment: Installment, _ currency: Currency) {
-        date = installment.date
-        amount = Money(minor: installment.amount, currency: currency)
-        cumulative = Money(minor: installment.cumulative, currency: currency)
+    init(_ currency: Currency) {
+        amount = Array(#"{"amount":{"currency":"\#(currency.code)","minor":"#.utf8)
+        cumulative = Array(#"},"cumulative":{"currency":"\#(currency.code)","minor":"#.utf8)
     }
 
-    func writeJSON(to output: inout [UInt8]) {
-        var object = JSONObjectWriter(capacity: 120)
-        object.field("amount", amount)
-        object.field("cumulative", cumulative)
-        object.field("date", date.description)
-        object.finish(into: &output)
+    /// One installment.
+    func write(_ installment: Installment, to output: inout [UInt8]) {
+        output.append(contentsOf: amount)
+        JSONValue.writeInteger(installment.amount, to: &output)
+        output.append(contentsOf: cumulative)
+        JSONValue.writeInteger(installment.cumulative, to: &output)
+        output.append(contentsOf: Self.date)
+        installment.date.writeText(to: &output)
+        output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
+    }
+
+    /// A JSON array of them.
+    func writeArray(_ installments: some Collection<Installment>, to output: inout [UInt8]) {
+        output.reserveCapacity(output.count + installments.count * 112)
+        output.append(UInt8(ascii: "["))
+        for (index, installment) in installments.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            write(installment, to: &output)
+        }
+        output.append(UInt8(ascii: "]"))
     }
 
     static let schema = JSONSchema.object(
         ["date": .string(format: .date), "amount": Money.schema, "cumulative": Money.schema], required: ["date", "amount", "cumulative"])
+}
 
-    /// The installments as a JSON array, each as ``writeJSON(to:)`` writes it, straight
-    /// into `output` (a plan may have 1,300 of them).
-    static func writeArray(_ installments: [Installment], _ currency: Currency, to output: inout [UInt8]) {
-        output.reserveCapacity(output.count + installments.count * 112)
-        let amount = Array(#"{"amount":{"currency":"\#(currency.code)","minor":"#.utf8)
-        let cumulative = Array(#"},"cumulative":{"currency":"\#(currency.code)","minor":"#.utf8)
-        let date = Array(#"},"date":""#.utf8)
-        output.append(UInt8(ascii: "["))
-        for (index, installment) in installments.enumerated() {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
-            output.append(contentsOf: amount)
-            JSONValue.writeInteger(installment.amount, to: &output)
-            output.append(contentsOf: cumulative)
-            JSONValue.writeInteger(installment.cumulative, to: &output)
-            output.append(contentsOf: date)
-            installment.date.writeText(to: &output)
-            output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: "}")])
-        }
-        output.append(UInt8(ascii: "]"))
-    }
+/// One installment as a member of a larger reply (a plan's `next`).
+struct InstallmentView: Sendable, JSONWrittenOnly {
+    var installment: Installment
+    var currency: Currency
+
+    func writeJSON(to output: inout [UInt8]) { InstallmentWriter(currency).write(installment, to: &output) }
 }
 
 /// A schedule on the wire: its installments, how many, their total and the date the
-/// target is reached (the last installment's). Written straight to bytes: a plan may have
-/// 1,300 installments.
-struct ScheduleView: Encodable, Sendable, JSONWritable {
+/// target is reached (the last installment's).
+struct ScheduleView: Sendable, JSONWrittenOnly {
     var installments: [Installment]
     var currency: Currency
 
-    private enum CodingKeys: String, CodingKey { case count, installments, reachDate, total }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(installments.count, forKey: .count)
-        try container.encode(installments.map { InstallmentView($0, currency) }, forKey: .installments)
-        try container.encode(installments.last?.date, forKey: .reachDate)
-        try container.encode(Money(minor: installments.last?.cumulative ?? 0, currency: currency), forKey: .total)
-    }
-
     func writeJSON(to output: inout [UInt8]) {
         var list: [UInt8] = []
-        InstallmentView.writeArray(installments, currency, to: &list)
+        InstallmentWriter(currency).writeArray(installments, to: &list)
         var object = JSONObjectWriter(capacity: 80)
         object.field("count", Int64(installments.count))
         object.field("installments", json: list)
@@ -78,7 +67,7 @@ struct ScheduleView: Encodable, Sendable, JSONWritable {
 
     static let schema = JSONSchema.object(
         [
-            "installments": .array(of: InstallmentView.schema, maxItems: SavingsSchedule.maximumInstallments), "count": .integer(minimum: 0),
+            "installments": .array(of: InstallmentWriter.schema, maxItems: SavingsSchedule.maximumInstallments), "count": .integer(minimum: 0),
             "reachDate": JSONSchema.string(format: .date).nullable().described("the last installment's date: when the target is reached"),
             "total": Money.schema,
         ], required: ["installments", "count", "reachDate", "total"])
@@ -112,7 +101,7 @@ struct PlanView: Sendable, JSONWrittenOnly {
         }
         let open = plan.state.isOpen
         var upcomingJSON: [UInt8] = []
-        InstallmentView.writeArray(Array(schedule.prefix(upcoming)), currency, to: &upcomingJSON)
+        InstallmentWriter(currency).writeArray(schedule.prefix(upcoming), to: &upcomingJSON)
         var params = JSONObjectWriter(capacity: 120)
         if let amount = plan.terms.amount { params.field("amount", money(amount)) }
         if let income = plan.terms.income { params.field("income", money(income)) }
@@ -140,7 +129,7 @@ struct PlanView: Sendable, JSONWrittenOnly {
         object.field("method", plan.terms.method.rawValue)
         object.field("name", plan.name)
         object.field("nearestDeadline", nearestDeadline?.description)
-        object.field("next", schedule.first.map { InstallmentView($0, currency) })
+        object.field("next", schedule.first.map { InstallmentView(installment: $0, currency: currency) })
         object.field("onTrack", !open || pace.onTrack)
         object.field("params", json: paramsJSON)
         object.field("percent", Int64(pace.percent))
@@ -226,9 +215,9 @@ enum PlanViews {
             "onTrack": .boolean, "expected": Money.schema.described("what the plan as made expected saved by today"),
             "behind": Money.schema.described("how far behind that (zero when on track)"),
             "nearestDeadline": JSONSchema.string(format: .date).nullable().described("when unreachable: the first date the rest could be saved by"),
-            "next": InstallmentView.schema.nullable().described("the next installment of the rebalanced schedule"),
+            "next": InstallmentWriter.schema.nullable().described("the next installment of the rebalanced schedule"),
             "reachDate": JSONSchema.string(format: .date).nullable().described("when the rebalanced schedule reaches the target"),
-            "installmentsLeft": .integer(minimum: 0), "upcoming": .array(of: InstallmentView.schema, maxItems: upcomingShown),
+            "installmentsLeft": .integer(minimum: 0), "upcoming": .array(of: InstallmentWriter.schema, maxItems: upcomingShown),
             "deposits": .integer(minimum: 0), "lastDepositDate": JSONSchema.string(format: .date).nullable(),
             "reminders": .object(
                 ["enabled": .boolean, "time": .string(format: .time), "timeZone": .string(format: .timeZone)], required: ["enabled", "time", "timeZone"]),

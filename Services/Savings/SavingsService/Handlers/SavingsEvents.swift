@@ -43,8 +43,6 @@ enum SavingsEvents {
         EventDescription("savings.plan.deleted", summary: "A user deleted a plan and its deposits.", data: planData),
     ]
 
-    static func money(_ minor: Int64, _ currency: Currency) -> JSONValue { Money(minor: minor, currency: currency).json }
-
     static func percent(_ plan: PlanRow) -> JSONValue {
         .integer(Int64(PlanPace.percent(saved: plan.saved, of: plan.terms.target)))
     }
@@ -55,7 +53,7 @@ enum SavingsEvents {
             data: [
                 "planId": .string(plan.id), "userId": .string(plan.userID), "name": .string(plan.name), "method": .string(plan.terms.method.rawValue),
                 "interval": .string(plan.terms.interval.rawValue), "state": .string(plan.state.rawValue),
-                "target": money(plan.terms.target, plan.currency), "saved": money(plan.saved, plan.currency), "percent": percent(plan),
+                "target": PlanViews.money(plan.terms.target, plan.currency), "saved": PlanViews.money(plan.saved, plan.currency), "percent": percent(plan),
                 "startDate": .string(plan.terms.start.description), "deadline": plan.terms.deadline.map { .string($0.description) } ?? .null,
             ] as JSONValue, at: date)
     }
@@ -88,8 +86,8 @@ enum SavingsEvents {
             db, type: "savings.installment.due",
             data: [
                 "planId": .string(plan.id), "userId": .string(plan.userID), "name": .string(plan.name), "date": .string(installment.date.description),
-                "amount": money(installment.amount, plan.currency), "cumulative": money(installment.cumulative, plan.currency),
-                "saved": money(plan.saved, plan.currency), "target": money(plan.terms.target, plan.currency), "timeZone": .string(plan.timeZone),
+                "amount": PlanViews.money(installment.amount, plan.currency), "cumulative": PlanViews.money(installment.cumulative, plan.currency),
+                "saved": PlanViews.money(plan.saved, plan.currency), "target": PlanViews.money(plan.terms.target, plan.currency), "timeZone": .string(plan.timeZone),
             ] as JSONValue, at: date)
     }
 }
