@@ -77,6 +77,10 @@ var targets: [Target] = [
         dependencies: ["SavingsService", "Platform", "SharedTesting", grdb, .product(name: "PropertyBased", package: "swift-property-based")],
         path: "Tests/SavingsTests"),
     .testTarget(
+        name: "RemindersTests",
+        dependencies: ["RemindersService", "Platform", "SharedTesting", grdb, .product(name: "PropertyBased", package: "swift-property-based")],
+        path: "Tests/RemindersTests", exclude: ["Fixtures"]),
+    .testTarget(
         name: "IntegrationTests",
         dependencies: ["Platform", "ZeroMQ", "SharedTesting"],
         path: "Tests/IntegrationTests"),

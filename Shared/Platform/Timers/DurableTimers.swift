@@ -104,6 +104,18 @@ public struct FiredTimer: Sendable {
     /// The payload's JSON text.
     public var payload: Data
 
+    /// A timer as the worker hands it over (tests drive handlers with their own clock).
+    public init(id: Int64, kind: String, key: String?, dueAt: Date, firedAt: Date, late: Bool = false, attempts: Int = 0, payload: Data = Data("{}".utf8)) {
+        self.id = id
+        self.kind = kind
+        self.key = key
+        self.dueAt = dueAt
+        self.firedAt = firedAt
+        self.late = late
+        self.attempts = attempts
+        self.payload = payload
+    }
+
     /// The payload decoded as `type`.
     public func payload<T: Decodable>(as type: T.Type) throws -> T {
         try JSONValueDecoder().decode(T.self, from: JSONParser.parse(payload))

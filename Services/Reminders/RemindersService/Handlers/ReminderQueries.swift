@@ -1,0 +1,255 @@
+import Foundation
+import GRDB
+import Platform
+
+/// Reading many reminders: the main list by next occurrence, full-text search, the
+/// history of completed and deleted ones, the widget's upcoming ones, title suggestions,
+/// and the preview of a rule's occurrences.
+struct ReminderQueries: Sendable {
+    static let user = AuthRule.authenticated
+
+    var all: [ServiceOperation] { [list, search, history, upcoming, suggest, preview] }
+
+    static func page(_ items: [JSONValue], next: String?) -> JSONValue { ["items": .array(items), "next": next.map(JSONValue.string) ?? .null] }
+
+    static let pageSchema = JSONSchema.object(
+        ["items": .array(of: ReminderViews.reminderSchema), "next": JSONSchema.string().nullable().described("send as `cursor` for the next page")],
+        required: ["items", "next"])
+
+    static let limit = JSONSchema.integer(minimum: 1, maximum: 200).described("default 50")
+
+    struct ListRequest: Codable, Sendable {
+        var status: ReminderStatus?
+        var category: ReminderCategory?
+        var from: LocalDate?
+        var to: LocalDate?
+        var order: String?
+        var limit: Int?
+        var cursor: String?
+    }
+
+    var list: ServiceOperation {
+        .read(
+            "reminders.list",
+            summary: "The caller's reminders sorted by next occurrence (`order` asc, default, or desc; those with none ahead come last in asc): `status` (default active), `category`, and `from`/`to` (dates in the user's zone, inclusive) on the next occurrence. Paged: `{items, next}`.",
+            auth: Self.user,
+            request: .object([
+                "status": .oneOf(ReminderStatus.allCases.map(\.rawValue)), "category": .oneOf(ReminderCategory.allCases.map(\.rawValue)),
+                "from": .string(format: .date), "to": .string(format: .date), "order": .oneOf(["asc", "desc"]), "limit": Self.limit,
+                "cursor": .string(maxLength: 200),
+            ]),
+            response: Self.pageSchema
+        ) { (context, input: ListRequest, db: Database) -> JSONValue in
+            let user = try context.requirePrincipal().userID
+            let clock = try UserClock.load(db, user: user)
+            let limit = input.limit ?? 50
+            let descending = input.order == "desc"
+            var sql = "SELECT rowid, * FROM reminder WHERE user_id = ? AND status = ?"
+            var arguments: StatementArguments = [user, (input.status ?? .active).rawValue]
+            if let category = input.category {
+                sql += " AND category = ?"
+                _ = arguments.append(contentsOf: [category.rawValue])
+            }
+            if let from = input.from {
+                sql += " AND next_sort >= ?"
+                _ = arguments.append(contentsOf: [ReminderScheduler.ms(clock.zone.startOfDay(from))])
+            }
+            if let to = input.to {
+                sql += " AND next_sort < ?"
+                _ = arguments.append(contentsOf: [ReminderScheduler.ms(clock.zone.startOfDay(to.adding(days: 1)))])
+            }
+            return try Self.keysetPage(db, sql: sql, arguments: arguments, sortColumn: "next_sort", descending: descending, cursor: input.cursor, limit: limit, clock: clock)
+        }
+    }
+
+    /// One page of reminders ordered by `sortColumn` then rowid, after the cursor's
+    /// position: `sql` selects `rowid, *` with its filters and no ORDER BY.
+    static func keysetPage(
+        _ db: Database, sql: String, arguments: StatementArguments, sortColumn: String, descending: Bool, cursor: String?, limit: Int, clock: UserClock
+    ) throws -> JSONValue {
+        var sql = sql
+        var arguments = arguments
+        if let cursor {
+            let (key, id) = try PageCursor.decode(cursor)
+            guard let sort = Int64(key), let rowID = Int64(id) else { throw ServiceError.invalid("cursor", "not a cursor of this list") }
+            sql += " AND (\(sortColumn), rowid) \(descending ? "<" : ">") (?, ?)"
+            _ = arguments.append(contentsOf: [sort, rowID])
+        }
+        sql += descending ? " ORDER BY \(sortColumn) DESC, rowid DESC LIMIT ?" : " ORDER BY \(sortColumn), rowid LIMIT ?"
+        _ = arguments.append(contentsOf: [limit + 1])
+        let rows = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+        let shown = rows.prefix(limit)
+        let next = rows.count > limit ? shown.last.map { PageCursor.encode(String($0[sortColumn] as Int64), String($0["rowid"] as Int64)) } : nil
+        return page(try shown.map { ReminderViews.reminder(try ReminderRow(row: $0), clock: clock) }, next: next)
+    }
+
+    struct SearchRequest: Codable, Sendable {
+        var query: String
+        var status: ReminderStatus?
+        var limit: Int?
+    }
+
+    /// The FTS5 query for what a user typed: each word a prefix, all of them required, in
+    /// the title or the description, among the user's own rows. Words are quoted, so
+    /// nothing a user types is FTS syntax.
+    static func matchQuery(_ text: String, user: String) -> String? {
+        let words = text.lowercased().split { !($0.isLetter || $0.isNumber) }.prefix(8)
+        guard !words.isEmpty else { return nil }
+        let owner = user.lowercased().filter { $0 != "_" && $0 != "-" }
+        return "owner : \"\(owner)\" AND " + words.map { "{title description} : \"\($0)\"*" }.joined(separator: " AND ")
+    }
+
+    var search: ServiceOperation {
+        .read(
+            "reminders.search",
+            summary: "Full-text search over the caller's reminders' titles and descriptions (SQLite FTS5, unicode61: case and diacritics folded, Cyrillic included; every word a prefix, all required), best match first; `status` to narrow (default all).",
+            auth: Self.user,
+            request: .object(
+                ["query": .string(minLength: 1, maxLength: 200), "status": .oneOf(ReminderStatus.allCases.map(\.rawValue)), "limit": Self.limit],
+                required: ["query"]),
+            response: .object(["items": .array(of: ReminderViews.reminderSchema)], required: ["items"])
+        ) { (context, input: SearchRequest, db: Database) -> JSONValue in
+            let user = try context.requirePrincipal().userID
+            let clock = try UserClock.load(db, user: user)
+            guard let match = Self.matchQuery(input.query, user: user) else { return ["items": []] }
+            let rows = try Self.searchRows(db, match: match, user: user, status: input.status, limit: input.limit ?? 50)
+            return ["items": .array(try rows.map { ReminderViews.reminder(try ReminderRow(row: $0), clock: clock) })]
+        }
+    }
+
+    static func searchRows(_ db: Database, match: String, user: String, status: ReminderStatus?, limit: Int, history: Bool = false) throws -> [Row] {
+        var sql = """
+            SELECT r.rowid, r.* FROM reminder_fts JOIN reminder AS r ON r.rowid = reminder_fts.rowid
+            WHERE reminder_fts MATCH ? AND r.user_id = ?
+            """
+        var arguments: StatementArguments = [match, user]
+        if let status {
+            sql += " AND r.status = ?"
+            _ = arguments.append(contentsOf: [status.rawValue])
+        }
+        if history { sql += " AND r.status IN ('completed', 'archived')" }
+        sql += history ? " ORDER BY r.closed_ms, r.rowid LIMIT ?" : " ORDER BY bm25(reminder_fts, 0.0, 4.0, 1.0), r.rowid LIMIT ?"
+        _ = arguments.append(contentsOf: [limit])
+        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+    }
+
+    struct HistoryRequest: Codable, Sendable {
+        var query: String?
+        var order: String?
+        var limit: Int?
+        var cursor: String?
+    }
+
+    var history: ServiceOperation {
+        .read(
+            "reminders.history",
+            summary: "Completed and deleted (archived) reminders in chronological order of when they were completed or deleted (`order` asc, default, or desc); `query` searches them as reminders.search does. Paged.",
+            auth: Self.user,
+            request: .object(["query": .string(minLength: 1, maxLength: 200), "order": .oneOf(["asc", "desc"]), "limit": Self.limit, "cursor": .string(maxLength: 200)]),
+            response: Self.pageSchema
+        ) { (context, input: HistoryRequest, db: Database) -> JSONValue in
+            let user = try context.requirePrincipal().userID
+            let clock = try UserClock.load(db, user: user)
+            let limit = input.limit ?? 50
+            if let query = input.query {
+                guard let match = Self.matchQuery(query, user: user) else { return Self.page([], next: nil) }
+                var rows = try Self.searchRows(db, match: match, user: user, status: nil, limit: limit, history: true)
+                if input.order == "desc" { rows.reverse() }
+                return Self.page(try rows.map { ReminderViews.reminder(try ReminderRow(row: $0), clock: clock) }, next: nil)
+            }
+            let sql = "SELECT rowid, * FROM reminder WHERE user_id = ? AND closed_ms IS NOT NULL AND status IN ('completed', 'archived')"
+            return try Self.keysetPage(
+                db, sql: sql, arguments: [user], sortColumn: "closed_ms", descending: input.order == "desc", cursor: input.cursor, limit: limit, clock: clock)
+        }
+    }
+
+    struct UpcomingRequest: Codable, Sendable {
+        var limit: Int?
+    }
+
+    var upcoming: ServiceOperation {
+        .read(
+            "reminders.upcoming", summary: "The caller's next active reminders by next occurrence, for widgets (`limit` 1-50, default 5).",
+            auth: Self.user, request: .object(["limit": .integer(minimum: 1, maximum: 50)]),
+            response: .object(["items": .array(of: ReminderViews.reminderSchema)], required: ["items"])
+        ) { (context, input: UpcomingRequest, db: Database) -> JSONValue in
+            let user = try context.requirePrincipal().userID
+            let clock = try UserClock.load(db, user: user)
+            let rows = try Row.fetchAll(
+                db.cachedStatement(sql: """
+                    SELECT rowid, * FROM reminder WHERE user_id = ? AND status = 'active' AND next_sort >= ? AND next_sort < ?
+                    ORDER BY next_sort, rowid LIMIT ?
+                    """), arguments: [user, ReminderScheduler.ms(context.receivedAt), ReminderRow.noNextSort, input.limit ?? 5])
+            return ["items": .array(try rows.map { ReminderViews.reminder(try ReminderRow(row: $0), clock: clock) })]
+        }
+    }
+
+    struct SuggestRequest: Codable, Sendable {
+        var prefix: String
+        var limit: Int?
+    }
+
+    var suggest: ServiceOperation {
+        .read(
+            "reminders.suggest",
+            summary: "Titles the caller used before that start with `prefix` (case folded, Cyrillic included), most used first: `{titles: [...]}` (`limit` 1-20, default 10).",
+            auth: Self.user, request: .object(["prefix": .string(minLength: 1, maxLength: 200), "limit": .integer(minimum: 1, maximum: 20)], required: ["prefix"]),
+            response: .object(["titles": .array(of: .string())], required: ["titles"])
+        ) { (context, input: SuggestRequest, db: Database) -> JSONValue in
+            let user = try context.requirePrincipal().userID
+            let prefix = input.prefix.lowercased()
+            let titles = try String.fetchAll(
+                db.cachedStatement(sql: """
+                    SELECT title FROM reminder WHERE user_id = ? AND title_fold >= ? AND title_fold < ?
+                    GROUP BY title ORDER BY COUNT(*) DESC, MAX(rowid) DESC LIMIT ?
+                    """), arguments: [user, prefix, prefix + "\u{10FFFF}", input.limit ?? 10])
+            return ["titles": .array(titles.map(JSONValue.string))]
+        }
+    }
+
+    struct PreviewRequest: Codable, Sendable {
+        var start: String
+        var zone: String
+        var rrule: String?
+        var exdates: [String]?
+        var limit: Int?
+    }
+
+    var preview: ServiceOperation {
+        .inline(
+            "reminders.preview",
+            summary: "Expands a rule without saving anything, for the \"next occurrences\" view: `start` a local date-time without offset (2027-03-10T09:00), `zone` an IANA name, `rrule` (absent: the start alone), `exdates`; `{occurrences: [{local, utc}]}` with local YYYY-MM-DDTHH:MM and utc RFC 3339 with Z. Wall-clock time across DST; a time in a gap moves forward by the gap, an ambiguous one takes its first occurrence.",
+            auth: Self.user,
+            request: .object(
+                [
+                    "start": .string(minLength: 16, maxLength: 16), "zone": .string(format: .timeZone), "rrule": .string(minLength: 6, maxLength: 500),
+                    "exdates": .array(of: .string(minLength: 16, maxLength: 16), maxItems: 1_000), "limit": .integer(minimum: 1, maximum: 1_000),
+                ], required: ["start", "zone"]),
+            response: .object(["occurrences": .array(of: RemindersEvents.occurrence)], required: ["occurrences"])
+        ) { (_, input: PreviewRequest) -> JSONValue in
+            guard let start = LocalText.dateTime(input.start) else { throw ServiceError.invalid("start", "not a local date and time YYYY-MM-DDTHH:MM that exists") }
+            guard let zone = ZoneClock(identifier: input.zone) else { throw ServiceError.invalid("zone", "not an IANA time zone name") }
+            var rule: RecurrenceRule?
+            do throws(RecurrenceError) {
+                if let text = input.rrule { rule = try RecurrenceRule.parse(text) }
+            } catch {
+                throw ServiceError.invalid("rrule", error.reason)
+            }
+            let exceptions = try (input.exdates ?? []).enumerated().map { index, text in
+                guard let local = LocalText.dateTime(text) else { throw ServiceError.invalid("exdates[\(index)]", "not a local date and time") }
+                return local
+            }
+            let series: RecurrenceSeries
+            do throws(RecurrenceError) {
+                series = try RecurrenceSeries(start: start, zone: zone, rule: rule, exceptions: Set(exceptions))
+            } catch {
+                throw ServiceError.invalid("rrule", error.reason)
+            }
+            let occurrences = series.occurrences(limit: input.limit ?? 20).map { occurrence -> JSONValue in
+                // The wall clock at the instant: a time in a gap shows as moved forward.
+                ["local": .string(LocalText.format(zone.local(occurrence.instant))), "utc": .string(Instant.format(occurrence.instant))]
+            }
+            return ["occurrences": .array(occurrences)]
+        }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import GRDB
+import Platform
+
+/// The scheduler, on the platform's durable timers: one keyed timer per active reminder,
+/// set for the earlier of its next alert and its next occurrence, in the transaction that
+/// changes the reminder. Firing publishes `reminders.due` for every alert point up to the
+/// timer's instant that was not published yet (the reminder's `alert_cursor_ms`), moves
+/// the reminder's next occurrence on and sets the timer again, all in one transaction:
+/// each alert is published exactly once, also across restarts (what fell due while the
+/// service was down fires at start-up, marked `late`). Alerts more than a day overdue
+/// are not sent any more (a reminder that was due three days ago while the service was
+/// down alerts for the last day only).
+///
+/// A reminder edited or deleted before it fires never fires in its old form: every change
+/// sets its timer again from the new content (or removes it), and the alert cursor moves
+/// to the change, so points that passed before it are not sent late.
+enum ReminderScheduler {
+    static let timerKind = "reminders.alert"
+    static let snoozeKind = "reminders.snooze"
+    /// Overdue alerts older than this are skipped, not sent late.
+    static let missedWindow: TimeInterval = 86_400
+    /// An alert sent this long after its instant is late (as is any that fell due while
+    /// the service was down).
+    static let lateAfter: TimeInterval = 60
+
+    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000).rounded(.down)) }
+    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1_000) }
+
+    /// Derives the row's next occurrence from its content as it stands after `after`, and
+    /// sets (or removes) its timer. The caller saves the row.
+    static func arm(_ db: Database, _ row: inout ReminderRow, clock: UserClock, after: Date) throws {
+        guard row.status == .active,
+            let series = try? row.content.timing.series(userZone: clock.zone, allDayTime: clock.allDayTime)
+        else {
+            row.nextAtMs = nil
+            try DurableTimers.cancel(db, kind: timerKind, key: row.id)
+            return
+        }
+        let outlook = ReminderOutlook(series: series, timing: row.content.timing, alerts: row.content.alerts, doneThrough: row.doneThrough, after: after)
+        row.nextAtMs = outlook.nextOccurrence.map { ms($0.instant) }
+        if let wake = outlook.wake {
+            try DurableTimers.schedule(db, kind: timerKind, at: wake, key: row.id)
+        } else {
+            try DurableTimers.cancel(db, kind: timerKind, key: row.id)
+        }
+    }
+
+    /// A change by the user at `now`: alerts before it are not sent, the next ones come
+    /// from the new content.
+    static func rearm(_ db: Database, _ row: inout ReminderRow, clock: UserClock, now: Date) throws {
+        row.alertCursorMs = max(row.alertCursorMs, ms(now))
+        try arm(db, &row, clock: clock, after: now)
+    }
+
+    static let handler = TimerHandler(kind: timerKind) { db, timer in
+        guard let id = timer.key, var row = try ReminderRow.load(db, id: id), row.status == .active else { return }
+        let clock = try UserClock.load(db, user: row.userID)
+        guard let series = try? row.content.timing.series(userZone: clock.zone, allDayTime: clock.allDayTime) else { return }
+        // Everything up to now has elapsed: a timer fired late catches up at once.
+        let now = timer.firedAt
+        let horizon = max(timer.dueAt, now)
+        var cursor = max(date(row.alertCursorMs), now.addingTimeInterval(-missedWindow))
+        var published = 0
+        let timing = row.content.timing, doneThrough = row.doneThrough
+        while published < 100, let point = row.content.alerts.next(in: series, after: cursor, isDone: { timing.isDone($0, doneThrough: doneThrough) }),
+            point.at <= horizon
+        {
+            try publish(db, row, timing: timing, point: point, now: now, late: timer.late || now.timeIntervalSince(point.at) > lateAfter)
+            cursor = point.at
+            published += 1
+        }
+        row.alertCursorMs = max(row.alertCursorMs, ms(horizon))
+        try arm(db, &row, clock: clock, after: horizon)
+        try row.save(db)
+    }
+
+    /// Publishes one alert: a `fired_alert` row (the id a snooze names) and `reminders.due`.
+    static func publish(_ db: Database, _ row: ReminderRow, timing: ReminderTiming, point: AlertPoint, now: Date, late: Bool) throws {
+        let alertID = RecordID.make(prefix: "alr", at: now)
+        let local = timing.wireText(point.occurrence)
+        try db.cachedStatement(sql: """
+                INSERT INTO fired_alert (id, reminder_id, user_id, occurrence_local, occurrence_ms, fired_ms) VALUES (?, ?, ?, ?, ?, ?)
+                """).execute(arguments: [alertID, row.id, row.userID, local, ms(point.occurrence.instant), ms(now)])
+        // Alerts are kept 30 days for snoozing; a few old ones go with each new one.
+        try db.cachedStatement(sql: "DELETE FROM fired_alert WHERE id IN (SELECT id FROM fired_alert WHERE fired_ms < ? LIMIT 8)")
+            .execute(arguments: [ms(now) - 30 * 86_400_000])
+        var extra: [String: JSONValue] = [:]
+        switch point.kind {
+        case .lead(let minutes):
+            extra["kind"] = "alert"
+            extra["minutesBefore"] = .integer(Int64(minutes))
+        case .repeated(let number):
+            extra["kind"] = "repeat"
+            extra["repeat"] = .integer(Int64(number))
+        }
+        try RemindersEvents.due(db, row, alertID: alertID, occurrenceLocal: local, occurrence: point.occurrence.instant, at: point.at, now: now, late: late, extra: extra)
+    }
+
+    /// A snoozed alert comes again, unless its reminder was deleted, completed or that
+    /// occurrence marked done meanwhile.
+    static let snoozeHandler = TimerHandler(kind: snoozeKind) { db, timer in
+        guard let alertID = timer.key,
+            let alert = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM fired_alert WHERE id = ?"), arguments: [alertID]),
+            let row = try ReminderRow.load(db, id: alert["reminder_id"]), row.status == .active
+        else { return }
+        let local: String = alert["occurrence_local"]
+        if let done = row.doneThrough, let occurrence = LocalText.occurrence(local), occurrence <= done { return }
+        try db.cachedStatement(sql: "UPDATE fired_alert SET snoozed_until_ms = NULL WHERE id = ?").execute(arguments: [alertID])
+        try RemindersEvents.due(
+            db, row, alertID: alertID, occurrenceLocal: local, occurrence: date(alert["occurrence_ms"]), at: timer.dueAt, now: timer.firedAt,
+            late: timer.late, extra: ["kind": "snooze"])
+    }
+}

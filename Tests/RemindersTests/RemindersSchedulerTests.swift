@@ -1,0 +1,139 @@
+import Foundation
+import GRDB
+import Platform
+import SharedTesting
+import Testing
+
+@testable import RemindersService
+
+/// The scheduler driven by a clock the test turns: the real tables, timers and handlers
+/// on a real SQLite file, with each timer fired at the instant it is due. A year of a
+/// daily 09:00 reminder in Berlin crosses both DST changes and stays at 09:00 local.
+@Suite("Reminders scheduler with a controllable clock")
+struct RemindersSchedulerTests {
+    /// A service database in a temporary folder, removed afterwards.
+    static func withDatabase<T>(_ body: (DatabasePool) async throws -> T) async throws -> T {
+        let directory = try TemporaryDirectory(prefix: "reminders-clock")
+        defer { directory.remove() }
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "reminders", durability: .normal) { RemindersMigrations.register(in: &$0) }
+        defer { try? pool.close() }
+        return try await body(pool)
+    }
+
+    static func instant(_ text: String) -> Date { Instant.parse(text)! }
+
+    static func content(start: String, zone: String?, rule: String?, alerts: [Int], repeatEvery: Int? = nil, times: Int = 0, allDay: Bool = false) throws -> ReminderContent {
+        ReminderContent(
+            title: "Vitamins", category: .health, importance: .normal, special: false, notificationKind: .sound,
+            timing: ReminderTiming(
+                start: allDay ? LocalDateTime(date: LocalDate(start)!, time: .midnight) : LocalText.dateTime(start)!, allDay: allDay, zone: zone,
+                rule: try rule.map { try RecurrenceRule.parse($0) }, exceptions: []),
+            alerts: AlertPlan(leadMinutes: alerts, repeatEveryMinutes: repeatEvery, repeatTimes: times))
+    }
+
+    /// Fires the reminder's timer at its due instant, `count` times (the clock jumps to
+    /// each due instant), and returns the `reminders.due` events in order.
+    static func run(_ pool: DatabasePool, reminder: String, firings count: Int, firedLate: TimeInterval = 0) async throws -> [JSONValue] {
+        for _ in 0..<count {
+            let found = try await pool.read { db in
+                try Row.fetchOne(db, sql: "SELECT id, due_ms FROM platform_timer WHERE kind = ? AND key = ?", arguments: [ReminderScheduler.timerKind, reminder])
+                    .map { ($0["id"] as Int64, $0["due_ms"] as Int64) }
+            }
+            guard let (timerID, dueMs) = found else { break }
+            let due = ReminderScheduler.date(dueMs)
+            try await pool.write { db in
+                try db.execute(sql: "DELETE FROM platform_timer WHERE id = ?", arguments: [timerID])
+                try ReminderScheduler.handler.run(
+                    db, FiredTimer(id: timerID, kind: ReminderScheduler.timerKind, key: reminder, dueAt: due, firedAt: due.addingTimeInterval(firedLate)))
+            }
+        }
+        return try await pool.read { db in
+            try String.fetchAll(db, sql: "SELECT data FROM platform_event WHERE type = 'reminders.due' ORDER BY seq").map { try JSONParser.parse(Data($0.utf8)) }
+        }
+    }
+
+    static func insert(_ pool: DatabasePool, _ content: ReminderContent, user: String = "user-ann", at now: Date) async throws -> String {
+        try await pool.write { db in
+            let clock = try UserClock.load(db, user: user)
+            return try ReminderStore.insert(db, id: "reminder-\(UUID().uuidString.prefix(8))", user: user, content: content, source: "user", clock: clock, now: now).id
+        }
+    }
+
+    @Test("a daily 09:00 reminder in Berlin fires at 09:00 local across both DST changes of 2027")
+    func dailyAcrossDST() async throws {
+        try await Self.withDatabase { pool in
+            let id = try await Self.insert(
+                pool, try Self.content(start: "2027-03-20T09:00", zone: "Europe/Berlin", rule: "FREQ=DAILY", alerts: [0]), at: Self.instant("2027-03-19T12:00:00Z"))
+            let events = try await Self.run(pool, reminder: id, firings: 230)
+            let byLocal = Dictionary(events.compactMap { event -> (String, String)? in
+                guard let local = event["occurrence"]?["local"]?.stringValue, let utc = event["occurrence"]?["utc"]?.stringValue else { return nil }
+                return (local, utc)
+            }, uniquingKeysWith: { first, _ in first })
+            // Winter time (UTC+1) before 28 March, summer time (UTC+2) after, winter again from 31 October.
+            #expect(byLocal["2027-03-27T09:00"].flatMap(Instant.parse) == Self.instant("2027-03-27T08:00:00Z"))
+            #expect(byLocal["2027-03-28T09:00"].flatMap(Instant.parse) == Self.instant("2027-03-28T07:00:00Z"))
+            #expect(byLocal["2027-10-30T09:00"].flatMap(Instant.parse) == Self.instant("2027-10-30T07:00:00Z"))
+            #expect(byLocal["2027-10-31T09:00"].flatMap(Instant.parse) == Self.instant("2027-10-31T08:00:00Z"))
+            // Every day once, none twice, none late.
+            #expect(events.count == 230 && byLocal.count == 230)
+            #expect(events.allSatisfy { $0["late"] == false && $0["kind"] == "alert" && $0["dueAt"] == $0["occurrence"]?["utc"] })
+        }
+    }
+
+    @Test("a 02:30 reminder on the spring-forward night fires at 03:30; on the fall-back night at the first 02:30")
+    func gapAndOverlap() async throws {
+        try await Self.withDatabase { pool in
+            let spring = try await Self.insert(
+                pool, try Self.content(start: "2027-03-27T02:30", zone: "Europe/Berlin", rule: "FREQ=DAILY;COUNT=3", alerts: [0]), at: Self.instant("2027-03-26T00:00:00Z"))
+            let springEvents = try await Self.run(pool, reminder: spring, firings: 5)
+            #expect(springEvents.compactMap { $0["occurrence"]?["utc"]?.stringValue }.compactMap(Instant.parse) == [
+                Self.instant("2027-03-27T01:30:00Z"), Self.instant("2027-03-28T01:30:00Z"), Self.instant("2027-03-29T00:30:00Z"),
+            ])
+            let fall = try await Self.insert(
+                pool, try Self.content(start: "2027-11-07T01:30", zone: "America/New_York", rule: nil, alerts: [0]), at: Self.instant("2027-11-01T00:00:00Z"))
+            let all = try await Self.run(pool, reminder: fall, firings: 2)
+            // EDT (UTC-4) is the first 01:30 of that night.
+            #expect(all.last?["occurrence"]?["utc"]?.stringValue.flatMap(Instant.parse) == Self.instant("2027-11-07T05:30:00Z"))
+        }
+    }
+
+    @Test("lead times and repeats until done: each alert once, in time order; done stops the repeats")
+    func leadsAndRepeats() async throws {
+        try await Self.withDatabase { pool in
+            let id = try await Self.insert(
+                pool, try Self.content(start: "2027-05-10T10:00", zone: "UTC", rule: "FREQ=WEEKLY;COUNT=2", alerts: [0, 60, 1_440], repeatEvery: 30, times: 2),
+                at: Self.instant("2027-05-01T00:00:00Z"))
+            let events = try await Self.run(pool, reminder: id, firings: 20)
+            let moments = events.map { ($0["dueAt"]?.stringValue.flatMap(Instant.parse) ?? .distantPast, $0["kind"]?.stringValue ?? "") }
+            #expect(moments.map(\.0) == [
+                "2027-05-09T10:00:00Z", "2027-05-10T09:00:00Z", "2027-05-10T10:00:00Z", "2027-05-10T10:30:00Z", "2027-05-10T11:00:00Z",
+                "2027-05-16T10:00:00Z", "2027-05-17T09:00:00Z", "2027-05-17T10:00:00Z", "2027-05-17T10:30:00Z", "2027-05-17T11:00:00Z",
+            ].map(Self.instant))
+            #expect(moments.map(\.1) == ["alert", "alert", "alert", "repeat", "repeat", "alert", "alert", "alert", "repeat", "repeat"])
+        }
+    }
+
+    @Test("alerts missed while the service was down fire once, marked late; older than a day are skipped")
+    func missedAlerts() async throws {
+        try await Self.withDatabase { pool in
+            let id = try await Self.insert(
+                pool, try Self.content(start: "2027-06-01T08:00", zone: "UTC", rule: "FREQ=DAILY", alerts: [0]), at: Self.instant("2027-05-31T00:00:00Z"))
+            // The first timer fires three days late: only the last day's alert is sent, late.
+            let found = try await pool.read { db in
+                try Row.fetchOne(db, sql: "SELECT id, due_ms FROM platform_timer WHERE key = ?", arguments: [id]).map { ($0["id"] as Int64, $0["due_ms"] as Int64) }
+            }
+            let (timerID, dueMs) = try #require(found)
+            try await pool.write { db in
+                try db.execute(sql: "DELETE FROM platform_timer WHERE id = ?", arguments: [timerID])
+                try ReminderScheduler.handler.run(
+                    db, FiredTimer(id: timerID, kind: ReminderScheduler.timerKind, key: id, dueAt: ReminderScheduler.date(dueMs),
+                        firedAt: Self.instant("2027-06-03T09:00:00Z"), late: true))
+            }
+            let events = try await Self.run(pool, reminder: id, firings: 0)
+            #expect(events.count == 1 && events.first?["late"] == true)
+            // The next timer is the one after the missed window, not the old ones again.
+            let next = try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT due_ms FROM platform_timer WHERE key = ?", arguments: [id]) }
+            #expect(next.map(ReminderScheduler.date) ?? .distantPast >= Self.instant("2027-06-02T08:00:00Z"))
+        }
+    }
+}
