@@ -55,7 +55,8 @@ struct RemindersSchedulerTests {
     static func insert(_ pool: DatabasePool, _ content: ReminderContent, user: String = "user-ann", at now: Date) async throws -> String {
         try await pool.write { db in
             let clock = try UserClock.load(db, user: user)
-            return try ReminderStore.insert(db, id: "reminder-\(UUID().uuidString.prefix(8))", user: user, content: content, source: "user", clock: clock, now: now).id
+            // The timer's key names the reminder.
+            return try ReminderStore.insert(db, id: "reminder-\(UUID().uuidString.prefix(8))", user: user, content: content, source: "user", clock: clock, now: now).timerKey
         }
     }
 

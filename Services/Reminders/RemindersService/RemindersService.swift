@@ -32,6 +32,6 @@ public enum RemindersService {
             events: RemindersEvents.descriptions,
             subscriptions: [AccountEvents.subscription],
             migrations: { RemindersMigrations.register(in: &$0) },
-            timers: [ReminderScheduler.handler, ReminderScheduler.snoozeHandler, SubscriptionOperations.topUpHandler])
+            timers: [ReminderScheduler.handler, ReminderScheduler.snoozeHandler, SubscriptionOperations.topUpHandler, FollowClock.handler])
     }
 }

@@ -17,7 +17,7 @@ struct ReminderTiming: Sendable, Hashable {
 
     /// The series in the zone that applies: the reminder's own, else the user's.
     func series(userZone: ZoneClock, allDayTime: LocalTime) throws(RecurrenceError) -> RecurrenceSeries {
-        let clock = zone.flatMap(ZoneClock.init(identifier:)) ?? userZone
+        let clock = zone.flatMap(ZoneCache.clock) ?? userZone
         let start = allDay ? LocalDateTime(date: start.date, time: allDayTime) : start
         let exceptions = allDay ? self.exceptions.map { LocalDateTime(date: $0.date, time: allDayTime) } : self.exceptions
         return try RecurrenceSeries(start: start, zone: clock, rule: rule, exceptions: Set(exceptions))

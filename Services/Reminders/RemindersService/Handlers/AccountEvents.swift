@@ -70,12 +70,13 @@ enum AccountEvents {
 
     static func remove(_ db: Database, user: String, at date: Date) throws {
         for id in try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM reminder WHERE user_id = ?"), arguments: [user]) {
-            try DurableTimers.cancel(db, kind: ReminderScheduler.timerKind, key: id)
-            try db.execute(sql: "DELETE FROM platform_media_reference WHERE owner = ?", arguments: ["reminder:\(id)"])
+            try DurableTimers.cancel(db, kind: ReminderScheduler.timerKind, key: ReminderRow.timerKey(user: user, id: id))
+            try db.execute(sql: "DELETE FROM platform_media_reference WHERE owner = ?", arguments: [ReminderRow.imageOwner(user: user, id: id)])
         }
         for alert in try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM fired_alert WHERE user_id = ?"), arguments: [user]) {
             try DurableTimers.cancel(db, kind: ReminderScheduler.snoozeKind, key: alert)
         }
+        try DurableTimers.cancel(db, kind: FollowClock.timerKind, key: user)
         for subscription in try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM subscription WHERE user_id = ?"), arguments: [user]) {
             try DurableTimers.cancel(db, kind: SubscriptionOperations.timerKind, key: subscription)
         }

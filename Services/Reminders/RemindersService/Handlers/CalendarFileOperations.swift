@@ -31,7 +31,7 @@ struct CalendarFileOperations: Sendable {
     static func convert(_ event: ICalEvent, blank: ReminderContent, untitled: String) throws -> Imported {
         func fail(_ reason: String) -> ServiceError { ServiceError.invalid("content", "event \(event.uid.prefix(80)): \(reason)") }
         var content = blank
-        let summary = event.summary.trimmingCharacters(in: .whitespacesAndNewlines)
+        let summary = Self.plainLine(event.summary)
         content.title = String((summary.isEmpty ? untitled : summary).prefix(200))
         content.description = ReminderInput.blankIsNil(event.description.map { String($0.prefix(4_000)) })
         content.location = ReminderInput.blankIsNil(event.location.map { String($0.prefix(500)) })
@@ -63,6 +63,7 @@ struct CalendarFileOperations: Sendable {
             case .utc(let instant): Self.minute(clock.local(instant))
             }
         }
+        guard (1...9999).contains(timing.start.date.year) else { throw fail("DTSTART: the year must be 1 to 9999") }
         do { _ = try timing.series(userZone: .utc, allDayTime: UserClock.defaultAllDayTime) } catch { throw fail("RRULE: \(error.reason)") }
         content.timing = timing
         let startInstant = clock.instant(timing.start.date, timing.allDay ? UserClock.defaultAllDayTime : timing.start.time) ?? Date()
@@ -76,6 +77,21 @@ struct CalendarFileOperations: Sendable {
         return Imported(uid: event.uid, content: content)
     }
 
+    /// A title as `create` would take it: line breaks and other control characters become
+    /// spaces, direction overrides and isolates are dropped (a file is not checked by the
+    /// request's schema).
+    static func plainLine(_ text: String) -> String {
+        let bidi: ClosedRange<UInt32> = 0x202A...0x202E, isolates: ClosedRange<UInt32> = 0x2066...0x2069
+        var scalars = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars where !bidi.contains(scalar.value) && !isolates.contains(scalar.value) {
+            scalars.append(scalar.properties.generalCategory == .control ? " " : scalar)
+        }
+        return String(scalars).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// At most this many events per import: a bigger file is split (the writer is shared).
+    static let maximumEvents = 1_000
+
     /// Reminders keep minutes: seconds of a file's times are dropped.
     static func minute(_ local: LocalDateTime) -> LocalDateTime {
         LocalDateTime(date: local.date, time: LocalTime(secondOfDay: local.time.secondOfDay / 60 * 60) ?? .midnight)
@@ -84,13 +100,13 @@ struct CalendarFileOperations: Sendable {
     var importFile: ServiceOperation {
         .write(
             "reminders.ics.import",
-            summary: "Imports an iCalendar file (`content`: its text, UTF-8, up to the request limit): every VEVENT becomes a reminder (DTSTART with TZID, floating, UTC or DATE; RRULE; EXDATE; VALARM lead times; SUMMARY, DESCRIPTION, LOCATION, CATEGORIES). All or nothing: a malformed file or event is validation_failed naming the line or event. Events are keyed by UID: importing again updates them and duplicates nothing. Send `idem`.",
+            summary: "Imports an iCalendar file (`content`: its text, UTF-8, up to the request limit, at most 1,000 events): every VEVENT becomes a reminder (DTSTART with TZID, floating, UTC or DATE; RRULE; EXDATE; VALARM lead times; SUMMARY, DESCRIPTION, LOCATION, CATEGORIES). All or nothing: a malformed file or event is validation_failed naming the line or event. Events are keyed by UID: importing again updates them and duplicates nothing. Send `idem`.",
             auth: Self.user, request: .object(["content": .string(minLength: 1, maxLength: RequestLimits().maxRequestBytes, format: .multiline)], required: ["content"]),
             response: .object(
                 [
                     "created": .integer(minimum: 0), "updated": .integer(minimum: 0), "unchanged": .integer(minimum: 0),
                     "skipped": JSONSchema.integer(minimum: 0).described("modified instances (RECURRENCE-ID) left out"),
-                    "ids": JSONSchema.array(of: .string()).described("the reminders, in the file's order"),
+                    "ids": JSONSchema.array(of: .string(), maxItems: Self.maximumEvents).described("the reminders, in the file's order"),
                 ], required: ["created", "updated", "unchanged", "skipped", "ids"])
         ) { (context, input: ImportRequest, db: Database) -> JSONValue in
             let user = try context.requirePrincipal().userID
@@ -98,6 +114,9 @@ struct CalendarFileOperations: Sendable {
             let calendar: ICalCalendar
             do throws(ICalError) { calendar = try ICalendar.parse(input.content) } catch {
                 throw ServiceError.invalid("content", error.line.map { "line \($0): \(error.reason)" } ?? error.reason)
+            }
+            guard calendar.events.count <= Self.maximumEvents else {
+                throw ServiceError.invalid("content", "\(calendar.events.count) events; at most \(Self.maximumEvents) per import (split the file)")
             }
             let clock = try UserClock.load(db, user: user)
             let blank = try ReminderStore.blank(db, user: user)

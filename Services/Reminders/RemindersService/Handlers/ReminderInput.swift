@@ -119,6 +119,7 @@ struct ReminderInput: Decodable, Sendable {
             guard let text = start, let local = Self.local(text, allDay: allDay) else {
                 throw ServiceError.invalid("start", allDay ? "not a date (YYYY-MM-DD) that exists" : "not a local date and time YYYY-MM-DDTHH:MM that exists (all-day: set allDay)")
             }
+            guard (1...9999).contains(local.date.year) else { throw ServiceError.invalid("start", "the year must be 1 to 9999") }
             timing.start = local
         } else if allDay {
             timing.start = LocalDateTime(date: timing.start.date, time: .midnight)

@@ -23,7 +23,7 @@ struct ReminderOperations: Sendable {
         request["id"] = ClientGeneratedID.schema.described("the app's own id for it (a retried or replayed create names the same reminder); default: one is made")
         return .write(
             "reminders.create",
-            summary: "Makes a reminder: title, description, location, notes, category, importance, the special mark, an image, the notification kind; `start` in `zone` or floating or all-day; an RRULE with exceptions; alerts (lead times) and a repeating alert. With the app's own `id`, a create sent again is answered with the reminder it made (the same id with other content: conflict id_taken).",
+            summary: "Makes a reminder: title, description, location, notes, category, importance, the special mark, an image, the notification kind; `start` in `zone` or floating or all-day; an RRULE with exceptions; alerts (lead times) and a repeating alert. With the app's own `id` (unique per user), a create sent again is answered with the reminder it made (the same id with other content: conflict id_taken).",
             auth: Self.user, request: .object(request, required: ["title", "start"]), response: Self.reminderResponse
         ) { (context, input: ReminderInput, db: Database) -> JSONValue in
             let user = try context.requirePrincipal().userID
@@ -31,8 +31,8 @@ struct ReminderOperations: Sendable {
             let present = ReminderInput.present(context.data)
             let content = try input.apply(to: try ReminderStore.blank(db, user: user), present: present) { _ in true }
             let id = try input.id.map { try ClientGeneratedID.check($0) } ?? RecordID.make(prefix: "rem", at: now)
-            if let existing = try ReminderRow.load(db, id: id) {
-                guard existing.userID == user, existing.content == content else {
+            if let existing = try ReminderRow.find(db, id: id, user: user) {
+                guard existing.content == content else {
                     throw ServiceError.conflict("this id names another reminder", reason: "id_taken")
                 }
                 return ReminderViews.reminder(existing, clock: try UserClock.load(db, user: user))

@@ -93,7 +93,8 @@ struct ReminderQueries: Sendable {
     /// the title or the description, among the user's own rows. Words are quoted, so
     /// nothing a user types is FTS syntax.
     static func matchQuery(_ text: String, user: String) -> String? {
-        let words = text.lowercased().split { !($0.isLetter || $0.isNumber) }.prefix(8)
+        // Ё is indexed as Е (see the migration), so a query with either finds both.
+        let words = text.lowercased().replacingOccurrences(of: "ё", with: "е").split { !($0.isLetter || $0.isNumber) }.prefix(8)
         guard !words.isEmpty else { return nil }
         let owner = user.lowercased().filter { $0 != "_" && $0 != "-" }
         return "owner : \"\(owner)\" AND " + words.map { "{title description} : \"\($0)\"*" }.joined(separator: " AND ")

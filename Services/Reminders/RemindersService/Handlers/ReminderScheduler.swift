@@ -34,15 +34,15 @@ enum ReminderScheduler {
             let series = try? row.content.timing.series(userZone: clock.zone, allDayTime: clock.allDayTime)
         else {
             row.nextAtMs = nil
-            try DurableTimers.cancel(db, kind: timerKind, key: row.id)
+            try DurableTimers.cancel(db, kind: timerKind, key: row.timerKey)
             return
         }
         let outlook = ReminderOutlook(series: series, timing: row.content.timing, alerts: row.content.alerts, doneThrough: row.doneThrough, after: after)
         row.nextAtMs = outlook.nextOccurrence.map { ms($0.instant) }
         if let wake = outlook.wake {
-            try DurableTimers.schedule(db, kind: timerKind, at: wake, key: row.id)
+            try DurableTimers.schedule(db, kind: timerKind, at: wake, key: row.timerKey)
         } else {
-            try DurableTimers.cancel(db, kind: timerKind, key: row.id)
+            try DurableTimers.cancel(db, kind: timerKind, key: row.timerKey)
         }
     }
 
@@ -54,7 +54,7 @@ enum ReminderScheduler {
     }
 
     static let handler = TimerHandler(kind: timerKind) { db, timer in
-        guard let id = timer.key, var row = try ReminderRow.load(db, id: id), row.status == .active else { return }
+        guard let key = timer.key, var row = try ReminderRow.load(db, timerKey: key), row.status == .active else { return }
         let clock = try UserClock.load(db, user: row.userID)
         guard let series = try? row.content.timing.series(userZone: clock.zone, allDayTime: clock.allDayTime) else { return }
         // Everything up to now has elapsed: a timer fired late catches up at once.
@@ -102,7 +102,7 @@ enum ReminderScheduler {
     static let snoozeHandler = TimerHandler(kind: snoozeKind) { db, timer in
         guard let alertID = timer.key,
             let alert = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM fired_alert WHERE id = ?"), arguments: [alertID]),
-            let row = try ReminderRow.load(db, id: alert["reminder_id"]), row.status == .active
+            let row = try ReminderRow.find(db, id: alert["reminder_id"], user: alert["user_id"]), row.status == .active
         else { return }
         let local: String = alert["occurrence_local"]
         if let done = row.doneThrough, let occurrence = LocalText.occurrence(local), occurrence <= done { return }

@@ -92,7 +92,7 @@ enum ReminderViews {
     /// The local text of an instant on the reminder's clock: its zone, else (floating) the
     /// user's.
     static func localText(_ row: ReminderRow, at instant: Date, userZone: ZoneClock) -> String {
-        let clock = row.content.timing.zone.flatMap(ZoneClock.init(identifier:)) ?? userZone
+        let clock = row.content.timing.zone.flatMap(ZoneCache.clock) ?? userZone
         let local = clock.local(instant)
         if row.content.timing.allDay { return local.date.description }
         return LocalText.format(local)

@@ -87,19 +87,9 @@ struct SettingsOperations: Sendable {
                 ])
             let after = try UserClock.load(db, user: user)
             if after.zoneName != before.zoneName || after.allDayTime != before.allDayTime {
-                try Self.rearmAll(db, user: user, clock: after, onlyFloating: after.allDayTime == before.allDayTime, now: now)
+                try ReminderStore.followZone(db, user: user, now: now, allDay: after.allDayTime != before.allDayTime)
             }
             return try Self.view(db, user: user)
-        }
-    }
-
-    /// Sets the timers of the user's active reminders again after their clock changed.
-    static func rearmAll(_ db: Database, user: String, clock: UserClock, onlyFloating: Bool, now: Date) throws {
-        let sql = "SELECT rowid, * FROM reminder WHERE user_id = ? AND status = 'active'" + (onlyFloating ? " AND zone IS NULL" : " AND (zone IS NULL OR all_day = 1)")
-        for row in try Row.fetchAll(db.cachedStatement(sql: sql), arguments: [user]) {
-            var reminder = try ReminderRow(row: row)
-            try ReminderScheduler.rearm(db, &reminder, clock: clock, now: now)
-            try reminder.save(db)
         }
     }
 
@@ -116,7 +106,7 @@ struct SettingsOperations: Sendable {
                     """).execute(arguments: [try ChangeFeed.stamp(db), Instant.format(context.receivedAt), user])
             let after = try UserClock.load(db, user: user)
             if after.allDayTime != before.allDayTime {
-                try Self.rearmAll(db, user: user, clock: after, onlyFloating: false, now: context.receivedAt)
+                try ReminderStore.followZone(db, user: user, now: context.receivedAt, allDay: true)
             }
             return try Self.view(db, user: user)
         }

@@ -28,8 +28,8 @@ struct ReminderRow: Sendable, Hashable {
         rowID = row["rowid"]
         id = row["id"]
         userID = row["user_id"]
-        let exdates: [String] = try JSONDecoder().decode([String].self, from: Data((row["exdates"] as String).utf8))
-        let alerts: [Int] = try JSONDecoder().decode([Int].self, from: Data((row["alerts"] as String).utf8))
+        let exdates = try Self.strings(row["exdates"])
+        let alerts = try Self.integers(row["alerts"])
         let ruleText: String? = row["rrule"]
         let greetingText: String? = row["greeting"]
         content = ReminderContent(
@@ -39,7 +39,7 @@ struct ReminderRow: Sendable, Hashable {
             sound: row["sound"],
             timing: ReminderTiming(
                 start: LocalText.dateTime(row["start_local"]) ?? LocalDateTime(date: LocalDate(year: 2000, month: 1, day: 1), time: .midnight),
-                allDay: row["all_day"], zone: row["zone"], rule: try ruleText.map { text throws in try RecurrenceRule.parse(text) },
+                allDay: row["all_day"], zone: row["zone"], rule: try ruleText.map { text throws in try RuleCache.rule(text) },
                 exceptions: exdates.compactMap(LocalText.dateTime)),
             alerts: AlertPlan(leadMinutes: alerts, repeatEveryMinutes: row["repeat_every_minutes"], repeatTimes: row["repeat_times"]),
             greeting: try greetingText.map { try JSONDecoder().decode(Greeting.self, from: Data($0.utf8)) })
@@ -51,22 +51,33 @@ struct ReminderRow: Sendable, Hashable {
         alertCursorMs = row["alert_cursor_ms"]
         version = row["version"]
         changeVersion = row["change_version"]
-        let times = try JSONDecoder().decode([String: String].self, from: Data((row["field_times"] as String).utf8))
-        fieldClocks = FieldClocks(times: times.compactMapValues(Instant.parse))
+        let times = try JSONParser.parse(Data((row["field_times"] as String).utf8)).objectValue ?? [:]
+        fieldClocks = FieldClocks(times: times.compactMapValues { $0.stringValue.flatMap(Instant.parse) })
         createdAt = row["created_at"]
         updatedAt = row["updated_at"]
         closedAt = row["closed_at"]
     }
 
-    /// The caller's reminder `id`; anyone else's is `not_found` (it does not say whose it is).
-    static func own(_ db: Database, id: String, user: String) throws -> ReminderRow {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE id = ? AND user_id = ?"), arguments: [id, user])
-        else { throw ServiceError.notFound("no such reminder") }
-        return try ReminderRow(row: row)
+    /// A JSON array of strings as stored (the common empty one without parsing).
+    static func strings(_ text: String) throws -> [String] {
+        text == "[]" ? [] : (try JSONParser.parse(Data(text.utf8)).arrayValue ?? []).compactMap(\.stringValue)
     }
 
-    static func load(_ db: Database, id: String) throws -> ReminderRow? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE id = ?"), arguments: [id]).map(ReminderRow.init(row:))
+    /// A JSON array of integers as stored (the common `[0]` without parsing).
+    static func integers(_ text: String) throws -> [Int] {
+        if text == "[0]" { return [0] }
+        return (try JSONParser.parse(Data(text.utf8)).arrayValue ?? []).compactMap { $0.integerValue.map(Int.init) }
+    }
+
+    /// The caller's reminder `id`; anyone else's is `not_found` (it does not say whose it is).
+    static func own(_ db: Database, id: String, user: String) throws -> ReminderRow {
+        guard let row = try find(db, id: id, user: user) else { throw ServiceError.notFound("no such reminder") }
+        return row
+    }
+
+    /// The user's reminder `id`, if there is one.
+    static func find(_ db: Database, id: String, user: String) throws -> ReminderRow? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE id = ? AND user_id = ?"), arguments: [id, user]).map(ReminderRow.init(row:))
     }
 
     static func bySource(_ db: Database, user: String, key: String) throws -> ReminderRow? {
@@ -114,7 +125,22 @@ struct ReminderRow: Sendable, Hashable {
     }
 
     /// The owner name of the reminder's image in the platform's media references.
-    var imageOwner: String { "reminder:\(id)" }
+    var imageOwner: String { Self.imageOwner(user: userID, id: id) }
+
+    static func imageOwner(user: String, id: String) -> String { "reminder:\(user):\(id)" }
+
+    /// The key of the reminder's timer: ids are unique per user, so the user is part of it.
+    var timerKey: String { Self.timerKey(user: userID, id: id) }
+
+    static func timerKey(user: String, id: String) -> String { "\(user) \(id)" }
+
+    /// The reminder a timer key names.
+    static func load(_ db: Database, timerKey: String) throws -> ReminderRow? {
+        guard let space = timerKey.firstIndex(of: " ") else { return nil }
+        let user = String(timerKey[..<space]), id = String(timerKey[timerKey.index(after: space)...])
+        return try Row.fetchOne(db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE user_id = ? AND id = ?"), arguments: [user, id])
+            .map(ReminderRow.init(row:))
+    }
 }
 
 /// The user's settings the scheduler needs: the zone floating reminders follow, the
@@ -140,7 +166,7 @@ struct UserClock: Sendable {
         let locale: String? = row?["locale"]
         let language = (row?["language"] as String?) ?? locale.map { String($0.prefix(2)).lowercased() } ?? "ru"
         return UserClock(
-            zone: ZoneClock(identifier: name) ?? .utc, zoneName: name,
+            zone: ZoneCache.clock(name) ?? .utc, zoneName: name,
             allDayTime: (row?["all_day_time"] as String?).flatMap(LocalTime.init) ?? defaultAllDayTime, language: language == "en" ? "en" : language)
     }
 }

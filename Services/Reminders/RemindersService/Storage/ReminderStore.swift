@@ -67,7 +67,7 @@ enum ReminderStore {
     /// Removes a reminder for good: its row, timers, alerts and image reference; a
     /// deletion in the changes feed.
     static func purge(_ db: Database, _ row: ReminderRow, now: Date, store: MediaStore?) throws {
-        try DurableTimers.cancel(db, kind: ReminderScheduler.timerKind, key: row.id)
+        try DurableTimers.cancel(db, kind: ReminderScheduler.timerKind, key: row.timerKey)
         for alert in try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM fired_alert WHERE reminder_id = ?"), arguments: [row.id]) {
             try DurableTimers.cancel(db, kind: ReminderScheduler.snoozeKind, key: alert)
         }
@@ -84,16 +84,12 @@ enum ReminderStore {
         try RemindersEvents.changed(db, row, "purged", at: now)
     }
 
-    /// Moves every active floating reminder of the user to their zone as it is now.
-    static func followZone(_ db: Database, user: String, now: Date) throws {
-        let clock = try UserClock.load(db, user: user)
-        let rows = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE user_id = ? AND status = 'active' AND zone IS NULL"), arguments: [user])
-        for row in rows {
-            var reminder = try ReminderRow(row: row)
-            try ReminderScheduler.rearm(db, &reminder, clock: clock, now: now)
-            try reminder.save(db)
-        }
+    /// Moves the user's active floating reminders (with `allDay`, all-day ones too) to
+    /// their clock as it is now: the first batch in this transaction, the rest by a timer
+    /// in batches of their own, so that a user with thousands of reminders who travels
+    /// does not hold the service's one writer for seconds.
+    static func followZone(_ db: Database, user: String, now: Date, allDay: Bool = false) throws {
+        try FollowClock.start(db, user: user, allDay: allDay, now: now)
     }
 
     /// Records the zone the device reports; floating reminders follow a change.

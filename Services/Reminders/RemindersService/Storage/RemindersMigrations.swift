@@ -9,8 +9,9 @@ import Platform
 /// alerts have been published). Both are written in the transaction that changes the
 /// reminder or fires its timer, so they never disagree with the rule.
 ///
-/// Ids are the ones apps make offline (``ClientGeneratedID``), unique across users: the
-/// same id from the same user is the same reminder. The integer `rowid` exists for the
+/// Ids are the ones apps make offline (``ClientGeneratedID``), unique per user: the same id
+/// from the same user is the same reminder, and one user's id says nothing about another's
+/// (no one can learn or take an id another user's app made). The integer `rowid` exists for the
 /// full-text index (FTS5 with external content, kept in step by triggers).
 enum RemindersMigrations {
     static func register(in migrator: inout DatabaseMigrator) {
@@ -18,7 +19,7 @@ enum RemindersMigrations {
             try db.execute(sql: """
                 CREATE TABLE reminder (
                     rowid INTEGER PRIMARY KEY,
-                    id TEXT NOT NULL UNIQUE,
+                    id TEXT NOT NULL,
                     user_id TEXT NOT NULL,
                     title TEXT NOT NULL,
                     -- The title lowercased (Swift's Unicode case folding, Cyrillic included): suggestions by prefix.
@@ -65,6 +66,7 @@ enum RemindersMigrations {
                     closed_at TEXT,
                     closed_ms INTEGER
                 );
+                CREATE UNIQUE INDEX reminder_id ON reminder(user_id, id);
                 CREATE INDEX reminder_list ON reminder(user_id, status, next_sort, rowid);
                 CREATE INDEX reminder_history ON reminder(user_id, closed_ms, rowid) WHERE closed_ms IS NOT NULL;
                 CREATE INDEX reminder_title ON reminder(user_id, title_fold);
@@ -73,7 +75,8 @@ enum RemindersMigrations {
 
                 -- Full-text search over title and description. `owner` holds the user id as
                 -- one token (its characters that are not letters or digits removed), so a
-                -- search intersects the term's postings with the user's.
+                -- search intersects the term's postings with the user's. Ё is indexed as Е
+                -- (unicode61 does not fold it; Russian writers often type е for ё).
                 CREATE VIRTUAL TABLE reminder_fts USING fts5(
                     owner, title, description,
                     content = 'reminder_search', content_rowid = 'rowid',
@@ -81,20 +84,20 @@ enum RemindersMigrations {
                     prefix = '2 3'
                 );
                 CREATE VIEW reminder_search AS
-                    SELECT rowid, lower(replace(replace(user_id, '_', ''), '-', '')) AS owner, title, coalesce(description, '') AS description FROM reminder;
+                    SELECT rowid, lower(replace(replace(user_id, '_', ''), '-', '')) AS owner, replace(replace(title, 'ё', 'е'), 'Ё', 'Е') AS title, replace(replace(coalesce(description, ''), 'ё', 'е'), 'Ё', 'Е') AS description FROM reminder;
                 CREATE TRIGGER reminder_fts_insert AFTER INSERT ON reminder BEGIN
                     INSERT INTO reminder_fts (rowid, owner, title, description)
-                    VALUES (new.rowid, lower(replace(replace(new.user_id, '_', ''), '-', '')), new.title, coalesce(new.description, ''));
+                    VALUES (new.rowid, lower(replace(replace(new.user_id, '_', ''), '-', '')), replace(replace(new.title, 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(new.description, ''), 'ё', 'е'), 'Ё', 'Е'));
                 END;
                 CREATE TRIGGER reminder_fts_delete AFTER DELETE ON reminder BEGIN
                     INSERT INTO reminder_fts (reminder_fts, rowid, owner, title, description)
-                    VALUES ('delete', old.rowid, lower(replace(replace(old.user_id, '_', ''), '-', '')), old.title, coalesce(old.description, ''));
+                    VALUES ('delete', old.rowid, lower(replace(replace(old.user_id, '_', ''), '-', '')), replace(replace(old.title, 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(old.description, ''), 'ё', 'е'), 'Ё', 'Е'));
                 END;
                 CREATE TRIGGER reminder_fts_update AFTER UPDATE OF title, description ON reminder BEGIN
                     INSERT INTO reminder_fts (reminder_fts, rowid, owner, title, description)
-                    VALUES ('delete', old.rowid, lower(replace(replace(old.user_id, '_', ''), '-', '')), old.title, coalesce(old.description, ''));
+                    VALUES ('delete', old.rowid, lower(replace(replace(old.user_id, '_', ''), '-', '')), replace(replace(old.title, 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(old.description, ''), 'ё', 'е'), 'Ё', 'Е'));
                     INSERT INTO reminder_fts (rowid, owner, title, description)
-                    VALUES (new.rowid, lower(replace(replace(new.user_id, '_', ''), '-', '')), new.title, coalesce(new.description, ''));
+                    VALUES (new.rowid, lower(replace(replace(new.user_id, '_', ''), '-', '')), replace(replace(new.title, 'ё', 'е'), 'Ё', 'Е'), replace(replace(coalesce(new.description, ''), 'ё', 'е'), 'Ё', 'Е'));
                 END;
 
                 -- Each alert published: the id a snooze names.
