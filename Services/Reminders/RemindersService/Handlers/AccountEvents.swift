@@ -28,7 +28,7 @@ enum AccountEvents {
                     """).execute(arguments: [user, text("firstName"), birth?.description, text("locale"), zone])
             try greetBirthday(db, user: user, firstName: text("firstName"), birthDate: birth, now: now)
             // Floating reminders follow the profile's zone while no device has reported one.
-            if zoneBefore != zone { try ReminderStore.followZone(db, user: user, now: now) }
+            if zoneBefore != zone { try FollowClock.start(db, user: user, allDay: false, now: now) }
         }
     }
 

@@ -68,8 +68,10 @@ struct ReminderInput: Decodable, Sendable {
     }
 
     /// When the edit was made: the device's time, never after `now`.
-    func editedAt(now: Date) -> Date {
-        guard let text = editedAt, let date = Instant.parse(text) else { return now }
+    func editedAt(now: Date) -> Date { Self.editedAt(editedAt, now: now) }
+
+    static func editedAt(_ text: String?, now: Date) -> Date {
+        guard let text, let date = Instant.parse(text) else { return now }
         return min(date, now)
     }
 

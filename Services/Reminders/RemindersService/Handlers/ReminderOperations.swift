@@ -73,7 +73,7 @@ struct ReminderOperations: Sendable {
             let content = try input.apply(to: row.content, present: ReminderInput.present(context.data)) { clocks.admit($0, editedAt: editedAt) }
             try ReminderStore.reportZone(db, user: user, zone: input.deviceZone, now: now)
             let clock = try UserClock.load(db, user: user)
-            guard content != row.content else { return ReminderViews.reminder(try ReminderRow.own(db, id: row.id, user: user), clock: clock) }
+            guard content != row.content else { return ReminderViews.reminder(row, clock: clock) }
             try MediaCatalog.replace(db, owner: row.imageOwner, row.content.imageID, with: content.imageID, field: "imageId", store: try context.mediaStore())
             if content.timing != row.content.timing { row.doneThrough = nil }
             row.content = content
@@ -95,7 +95,7 @@ struct ReminderOperations: Sendable {
         guard allowed.contains(row.status) else {
             throw ServiceError.conflict("the reminder is \(row.status.rawValue)", reason: "reminder_\(row.status.rawValue)")
         }
-        let editedAt = ReminderInput(editedAt: input.editedAt).editedAt(now: now)
+        let editedAt = ReminderInput.editedAt(input.editedAt, now: now)
         guard row.fieldClocks.admit(.status, editedAt: editedAt) else { return ReminderViews.reminder(row, clock: clock) }
         row.status = status
         row.closedAt = status == .active ? nil : Instant.format(now)
@@ -238,9 +238,3 @@ struct ReminderOperations: Sendable {
     }
 }
 
-extension ReminderInput {
-    /// Only `editedAt`, for the status operations.
-    init(editedAt: String?) {
-        self.editedAt = editedAt
-    }
-}

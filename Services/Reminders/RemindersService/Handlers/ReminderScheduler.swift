@@ -66,7 +66,7 @@ enum ReminderScheduler {
         while published < 100, let point = row.content.alerts.next(in: series, after: cursor, isDone: { timing.isDone($0, doneThrough: doneThrough) }),
             point.at <= horizon
         {
-            try publish(db, row, timing: timing, point: point, now: now, late: timer.late || now.timeIntervalSince(point.at) > lateAfter)
+            try publish(db, row, point: point, now: now, late: timer.late || now.timeIntervalSince(point.at) > lateAfter)
             cursor = point.at
             published += 1
         }
@@ -76,9 +76,9 @@ enum ReminderScheduler {
     }
 
     /// Publishes one alert: a `fired_alert` row (the id a snooze names) and `reminders.due`.
-    static func publish(_ db: Database, _ row: ReminderRow, timing: ReminderTiming, point: AlertPoint, now: Date, late: Bool) throws {
+    static func publish(_ db: Database, _ row: ReminderRow, point: AlertPoint, now: Date, late: Bool) throws {
         let alertID = RecordID.make(prefix: "alr", at: now)
-        let local = timing.wireText(point.occurrence)
+        let local = row.content.timing.wireText(point.occurrence)
         try db.cachedStatement(sql: """
                 INSERT INTO fired_alert (id, reminder_id, user_id, occurrence_local, occurrence_ms, fired_ms) VALUES (?, ?, ?, ?, ?, ?)
                 """).execute(arguments: [alertID, row.id, row.userID, local, ms(point.occurrence.instant), ms(now)])

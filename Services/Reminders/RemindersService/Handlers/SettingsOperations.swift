@@ -87,7 +87,7 @@ struct SettingsOperations: Sendable {
                 ])
             let after = try UserClock.load(db, user: user)
             if after.zoneName != before.zoneName || after.allDayTime != before.allDayTime {
-                try ReminderStore.followZone(db, user: user, now: now, allDay: after.allDayTime != before.allDayTime)
+                try FollowClock.start(db, user: user, allDay: after.allDayTime != before.allDayTime, now: now)
             }
             return try Self.view(db, user: user)
         }
@@ -106,7 +106,7 @@ struct SettingsOperations: Sendable {
                     """).execute(arguments: [try ChangeFeed.stamp(db), Instant.format(context.receivedAt), user])
             let after = try UserClock.load(db, user: user)
             if after.allDayTime != before.allDayTime {
-                try ReminderStore.followZone(db, user: user, now: context.receivedAt, allDay: true)
+                try FollowClock.start(db, user: user, allDay: true, now: context.receivedAt)
             }
             return try Self.view(db, user: user)
         }

@@ -22,8 +22,6 @@ struct ReminderRow: Sendable, Hashable {
     var updatedAt: String
     var closedAt: String?
 
-    static let columns = "rowid, *"
-
     init(row: Row) throws {
         rowID = row["rowid"]
         id = row["id"]

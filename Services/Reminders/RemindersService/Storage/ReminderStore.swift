@@ -84,14 +84,6 @@ enum ReminderStore {
         try RemindersEvents.changed(db, row, "purged", at: now)
     }
 
-    /// Moves the user's active floating reminders (with `allDay`, all-day ones too) to
-    /// their clock as it is now: the first batch in this transaction, the rest by a timer
-    /// in batches of their own, so that a user with thousands of reminders who travels
-    /// does not hold the service's one writer for seconds.
-    static func followZone(_ db: Database, user: String, now: Date, allDay: Bool = false) throws {
-        try FollowClock.start(db, user: user, allDay: allDay, now: now)
-    }
-
     /// Records the zone the device reports; floating reminders follow a change.
     static func reportZone(_ db: Database, user: String, zone: String?, now: Date) throws {
         guard let zone, ZoneClock(identifier: zone) != nil else { return }
@@ -101,7 +93,7 @@ enum ReminderStore {
                 INSERT INTO settings (user_id, time_zone, change_version, updated_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (user_id) DO UPDATE SET time_zone = excluded.time_zone, change_version = excluded.change_version, updated_at = excluded.updated_at
                 """).execute(arguments: [user, zone, try ChangeFeed.stamp(db), Instant.format(now)])
-        try followZone(db, user: user, now: now)
+        try FollowClock.start(db, user: user, allDay: false, now: now)
     }
 }
 
