@@ -53,7 +53,7 @@ var targets: [Target] = [
     .executableTarget(
         name: "bench",
         dependencies: [
-            "Platform", "ZeroMQ", "SharedTesting", argumentParser, grdb,
+            "Platform", "ZeroMQ", "SharedTesting", "RemindersService", argumentParser, grdb,
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ],
         path: "Tests/Benchmarks"),

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GRDB
 import Platform
+import RemindersService
 import SharedTesting
 import ZeroMQ
 
@@ -59,13 +60,18 @@ struct RemindersBench: AsyncParsableCommand {
         let started = Date()
         let database = try DatabaseQueue(path: file.path)
         try await database.write { db in
+            // What the service indexes for a title (each word with its user's key).
+            db.add(function: DatabaseFunction("search_terms", argumentCount: 2, pure: true) { values in
+                SearchTerms.indexed(String.fromDatabaseValue(values[0]), user: String.fromDatabaseValue(values[1]) ?? "")
+            })
             try db.execute(
                 sql: """
                     WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?),
                     w(k, word) AS (VALUES (0,'Купить'),(1,'Позвонить'),(2,'Оплатить'),(3,'Записаться'),(4,'Забрать'),(5,'Отправить'),(6,'Поздравить'),(7,'Проверить'),(8,'Встреча'),(9,'Тренировка'),(10,'молоко'),(11,'маме'),(12,'врачу'),(13,'интернет'),(14,'подарок'),(15,'документы'),(16,'посылку'),(17,'отчёт'),(18,'друзьям'),(19,'квартиру'))
-                    INSERT INTO reminder (id, user_id, title, title_fold, category, importance, notification_kind, start_local, status, next_at_ms, next_sort,
-                        alert_cursor_ms, change_version, created_at, updated_at)
-                    SELECT 'bulk-' || i, 'user-' || (i / 100), a.word || ' ' || b.word || ' ' || i, lower(a.word || ' ' || b.word || ' ' || i), 'personal',
+                    INSERT INTO reminder (id, user_id, title, title_fold, search_title, category, importance, notification_kind, start_local, status,
+                        next_at_ms, next_sort, alert_cursor_ms, change_version, created_at, updated_at)
+                    SELECT 'bulk-' || i, 'user-' || (i / 100), a.word || ' ' || b.word || ' ' || i, lower(a.word || ' ' || b.word || ' ' || i),
+                        search_terms(a.word || ' ' || b.word || ' ' || i, 'user-' || (i / 100)), 'personal',
                         'normal', 'sound', '2028-01-01T09:00', 'active', 1830000000000 + i * 1000, 1830000000000 + i * 1000, 0, 0,
                         '2026-11-23T00:00:00Z', '2026-11-23T00:00:00Z'
                     FROM n JOIN w AS a ON a.k = i % 10 JOIN w AS b ON b.k = 10 + i / 10 % 10

@@ -567,9 +567,15 @@ extension JSONValue {
 
     /// Appends a JSON string literal with the required escapes.
     public static func writeString(_ text: String, to output: inout [UInt8]) {
-        output.append(UInt8(ascii: "\""))
         var text = text
-        text.withUTF8 { bytes in
+        text.withUTF8 { writeString(utf8: $0, to: &output) }
+    }
+
+    /// Appends a JSON string literal of UTF-8 text (a database column's, say) with the
+    /// required escapes.
+    public static func writeString(utf8 bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
+        output.append(UInt8(ascii: "\""))
+        do {
             // Runs of bytes that need no escape are copied at once.
             var runStart = 0
             for index in 0..<bytes.count {

@@ -22,18 +22,33 @@ public struct JSONObjectWriter {
         output.append(UInt8(ascii: "{"))
     }
 
+    /// Starts an object at the end of `output`, which the writer takes over (leaving it
+    /// empty) until ``finish(returningTo:)`` gives it back: the text is never copied.
+    public init(taking output: inout [UInt8]) {
+        self.output = []
+        swap(&self.output, &output)
+        self.output.append(UInt8(ascii: "{"))
+    }
+
     private mutating func key(_ name: StaticString) {
         if !first { output.append(UInt8(ascii: ",")) }
         first = false
         output.append(UInt8(ascii: "\""))
         output.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        output.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        output.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: ":"))
     }
 
     /// A string member; `nil` is written as `null`.
     public mutating func field(_ name: StaticString, _ value: String?) {
         key(name)
         if let value { JSONValue.writeString(value, to: &output) } else { output.append(contentsOf: "null".utf8) }
+    }
+
+    /// A string member from UTF-8 text (a database column's); `nil` is written as `null`.
+    public mutating func field(_ name: StaticString, utf8 value: UnsafeBufferPointer<UInt8>?) {
+        key(name)
+        if let value { JSONValue.writeString(utf8: value, to: &output) } else { output.append(contentsOf: "null".utf8) }
     }
 
     /// An integer member.
@@ -45,7 +60,8 @@ public struct JSONObjectWriter {
     /// A boolean member.
     public mutating func field(_ name: StaticString, _ value: Bool) {
         key(name)
-        output.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8))
+        let text: StaticString = value ? "true" : "false"
+        output.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// A member whose value writes itself; `nil` is written as `null`.
@@ -64,6 +80,48 @@ public struct JSONObjectWriter {
     public mutating func field(_ name: StaticString, json: some Collection<UInt8>) {
         key(name)
         output.append(contentsOf: json)
+    }
+
+    /// A member that is an object, written in place by `body`.
+    public mutating func object(_ name: StaticString, _ body: (inout JSONObjectWriter) -> Void) {
+        key(name)
+        var nested = JSONObjectWriter(taking: &output)
+        body(&nested)
+        nested.finish(returningTo: &output)
+    }
+
+    /// A member that is an array of strings.
+    public mutating func field(_ name: StaticString, strings: [String]) {
+        key(name)
+        output.append(UInt8(ascii: "["))
+        for (index, text) in strings.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            JSONValue.writeString(text, to: &output)
+        }
+        output.append(UInt8(ascii: "]"))
+    }
+
+    /// A member that is an array of integers.
+    public mutating func field(_ name: StaticString, integers: [Int]) {
+        key(name)
+        output.append(UInt8(ascii: "["))
+        for (index, value) in integers.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            JSONValue.writeInteger(Int64(value), to: &output)
+        }
+        output.append(UInt8(ascii: "]"))
+    }
+
+    /// A `null` member.
+    public mutating func null(_ name: StaticString) {
+        key(name)
+        output.append(contentsOf: "null".utf8)
+    }
+
+    /// Closes the object and gives the text it took back to `target`, the object added.
+    public mutating func finish(returningTo target: inout [UInt8]) {
+        output.append(UInt8(ascii: "}"))
+        swap(&output, &target)
     }
 
     /// Closes the object and appends it to `target`.

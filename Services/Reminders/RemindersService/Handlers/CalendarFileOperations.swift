@@ -203,10 +203,8 @@ struct CalendarFileOperations: Sendable {
             response: .object(["content": .string(maxLength: 100_000_000, format: .multiline), "count": .integer(minimum: 0)], required: ["content", "count"])
         ) { (context, input: ExportRequest, db: Database) -> JSONValue in
             let user = try context.requirePrincipal().userID
-            let rows = try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE user_id = ? AND status = ? ORDER BY rowid"),
-                arguments: [user, (input.status ?? .active).rawValue])
-            let events = try rows.map { Self.event(try ReminderRow(row: $0)) }
+            let events = try ReminderRow.fetchAll(db, where: "user_id = ? AND status = ? ORDER BY rowid", [user, (input.status ?? .active).rawValue])
+                .map(Self.event)
             let text = ICalendar.write(ICalCalendar(productID: nil, name: nil, events: events), productID: "-//Backend//Reminders//EN", now: context.receivedAt)
             return ["content": .string(text), "count": .integer(Int64(events.count))]
         }

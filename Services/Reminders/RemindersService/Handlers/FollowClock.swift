@@ -25,14 +25,12 @@ enum FollowClock {
     static func step(_ db: Database, _ progress: Progress, now: Date) throws {
         let clock = try UserClock.load(db, user: progress.user)
         let which = progress.allDay ? "(zone IS NULL OR all_day = 1)" : "zone IS NULL"
-        let rows = try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE user_id = ? AND status = 'active' AND \(which) AND rowid > ? ORDER BY rowid LIMIT ?"),
-            arguments: [progress.user, progress.afterRowID, batch])
+        let rows = try ReminderRow.fetchAll(
+            db, where: "user_id = ? AND status = 'active' AND \(which) AND rowid > ? ORDER BY rowid LIMIT ?", [progress.user, progress.afterRowID, batch])
         var last = progress.afterRowID
-        for row in rows {
-            var reminder = try ReminderRow(row: row)
+        for var reminder in rows {
             try ReminderScheduler.rearm(db, &reminder, clock: clock, now: now)
-            try reminder.save(db)
+            try reminder.saveSchedule(db)
             last = reminder.rowID
         }
         if rows.count == batch {

@@ -25,7 +25,7 @@ struct ReminderOperations: Sendable {
             "reminders.create",
             summary: "Makes a reminder: title, description, location, notes, category, importance, the special mark, an image, the notification kind; `start` in `zone` or floating or all-day; an RRULE with exceptions; alerts (lead times) and a repeating alert. With the app's own `id` (unique per user), a create sent again is answered with the reminder it made (the same id with other content: conflict id_taken).",
             auth: Self.user, request: .object(request, required: ["title", "start"]), response: Self.reminderResponse
-        ) { (context, input: ReminderInput, db: Database) -> JSONValue in
+        ) { (context, input: ReminderInput, db: Database) -> ReminderView in
             let user = try context.requirePrincipal().userID
             let now = context.receivedAt
             let present = ReminderInput.present(context.data)
@@ -35,7 +35,7 @@ struct ReminderOperations: Sendable {
                 guard existing.content == content else {
                     throw ServiceError.conflict("this id names another reminder", reason: "id_taken")
                 }
-                return ReminderViews.reminder(existing, clock: try UserClock.load(db, user: user))
+                return try ReminderView(db, existing, clock: try UserClock.load(db, user: user))
             }
             try ReminderStore.requireRoom(db, user: user)
             try MediaCatalog.requireUpload(db, content.imageID, field: "imageId")
@@ -43,7 +43,7 @@ struct ReminderOperations: Sendable {
             let clock = try UserClock.load(db, user: user)
             let row = try ReminderStore.insert(
                 db, id: id, user: user, content: content, source: "user", clock: clock, now: now, editedAt: input.editedAt(now: now))
-            return ReminderViews.reminder(row, clock: clock)
+            return try ReminderView(db, row, clock: clock)
         }
     }
 
@@ -51,9 +51,9 @@ struct ReminderOperations: Sendable {
         .read(
             "reminders.get", summary: "One of the caller's reminders, with its next occurrence.", auth: Self.user,
             request: .object(["id": Self.idField], required: ["id"]), response: Self.reminderResponse
-        ) { (context, input: IDRequest, db: Database) -> JSONValue in
+        ) { (context, input: IDRequest, db: Database) -> ReminderView in
             let user = try context.requirePrincipal().userID
-            return ReminderViews.reminder(try ReminderRow.own(db, id: input.id, user: user), clock: try UserClock.load(db, user: user))
+            return try ReminderView(db, try ReminderRow.own(db, id: input.id, user: user), clock: try UserClock.load(db, user: user))
         }
     }
 
@@ -64,7 +64,7 @@ struct ReminderOperations: Sendable {
             "reminders.update",
             summary: "Changes the fields sent (null clears an optional one). Offline edits from several devices merge per field: each field takes the edit made last (`editedAt`, the device's time of the edit; default now), so edits of different fields all apply and an older edit of a field does not overwrite a newer one. The timing (start, allDay, zone, rrule, exdates) is one field, as are the alerts. The reminder is armed again from the new content: it never fires in its old form.",
             auth: Self.user, request: .object(request, required: ["id"]), response: Self.reminderResponse
-        ) { (context, input: ReminderInput, db: Database) -> JSONValue in
+        ) { (context, input: ReminderInput, db: Database) -> ReminderView in
             let user = try context.requirePrincipal().userID
             let now = context.receivedAt
             var row = try ReminderRow.own(db, id: input.id ?? "", user: user)
@@ -73,34 +73,34 @@ struct ReminderOperations: Sendable {
             let content = try input.apply(to: row.content, present: ReminderInput.present(context.data)) { clocks.admit($0, editedAt: editedAt) }
             try ReminderStore.reportZone(db, user: user, zone: input.deviceZone, now: now)
             let clock = try UserClock.load(db, user: user)
-            guard content != row.content else { return ReminderViews.reminder(row, clock: clock) }
+            guard content != row.content else { return try ReminderView(db, row, clock: clock) }
             try MediaCatalog.replace(db, owner: row.imageOwner, row.content.imageID, with: content.imageID, field: "imageId", store: try context.mediaStore())
             if content.timing != row.content.timing { row.doneThrough = nil }
             row.content = content
             row.fieldClocks = clocks
             try ReminderStore.commit(db, &row, change: "updated", clock: clock, now: now)
-            return ReminderViews.reminder(row, clock: clock)
+            return try ReminderView(db, row, clock: clock)
         }
     }
 
     /// Sets the status of a reminder the caller owns, by the offline merge rule.
     static func setStatus(
         _ context: RequestContext, _ input: IDRequest, _ db: Database, from allowed: Set<ReminderStatus>, to status: ReminderStatus, change: String
-    ) throws -> JSONValue {
+    ) throws -> ReminderView {
         let user = try context.requirePrincipal().userID
         let now = context.receivedAt
         var row = try ReminderRow.own(db, id: input.id, user: user)
         let clock = try UserClock.load(db, user: user)
-        guard row.status != status else { return ReminderViews.reminder(row, clock: clock) }
+        guard row.status != status else { return try ReminderView(db, row, clock: clock) }
         guard allowed.contains(row.status) else {
             throw ServiceError.conflict("the reminder is \(row.status.rawValue)", reason: "reminder_\(row.status.rawValue)")
         }
         let editedAt = ReminderInput.editedAt(input.editedAt, now: now)
-        guard row.fieldClocks.admit(.status, editedAt: editedAt) else { return ReminderViews.reminder(row, clock: clock) }
+        guard row.fieldClocks.admit(.status, editedAt: editedAt) else { return try ReminderView(db, row, clock: clock) }
         row.status = status
         row.closedAt = status == .active ? nil : Instant.format(now)
         try ReminderStore.commit(db, &row, change: change, clock: clock, now: now)
-        return ReminderViews.reminder(row, clock: clock)
+        return try ReminderView(db, row, clock: clock)
     }
 
     static let statusRequest = JSONSchema.object(
@@ -111,7 +111,7 @@ struct ReminderOperations: Sendable {
             "reminders.delete",
             summary: "Deletes a reminder into the archive (it stops alerting; it is in reminders.history and can be restored; reminders.purge removes it for good).",
             auth: Self.user, request: Self.statusRequest, response: Self.reminderResponse
-        ) { (context, input: IDRequest, db: Database) -> JSONValue in
+        ) { (context, input: IDRequest, db: Database) -> ReminderView in
             try Self.setStatus(context, input, db, from: [.active, .completed], to: .archived, change: "archived")
         }
     }
@@ -120,7 +120,7 @@ struct ReminderOperations: Sendable {
         .write(
             "reminders.restore", summary: "Brings an archived or completed reminder back to the active list; it alerts again from now on.",
             auth: Self.user, request: Self.statusRequest, response: Self.reminderResponse
-        ) { (context, input: IDRequest, db: Database) -> JSONValue in
+        ) { (context, input: IDRequest, db: Database) -> ReminderView in
             try Self.setStatus(context, input, db, from: [.archived, .completed], to: .active, change: "restored")
         }
     }
@@ -144,8 +144,7 @@ struct ReminderOperations: Sendable {
             if let id = input.id {
                 rows.append(try ReminderRow.own(db, id: id, user: user))
             } else if input.archived == true {
-                rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE user_id = ? AND status = 'archived'"), arguments: [user])
-                    .map(ReminderRow.init(row:))
+                rows = try ReminderRow.fetchAll(db, where: "user_id = ? AND status = 'archived'", [user])
             } else {
                 throw ServiceError.invalid("id", "name a reminder, or send archived: true")
             }
@@ -166,7 +165,7 @@ struct ReminderOperations: Sendable {
             auth: Self.user,
             request: .object(["id": Self.idField, "occurrence": JSONSchema.string(minLength: 10, maxLength: 16)], required: ["id"]),
             response: Self.reminderResponse
-        ) { (context, input: DoneRequest, db: Database) -> JSONValue in
+        ) { (context, input: DoneRequest, db: Database) -> ReminderView in
             let user = try context.requirePrincipal().userID
             let now = context.receivedAt
             var row = try ReminderRow.own(db, id: input.id, user: user)
@@ -184,7 +183,7 @@ struct ReminderOperations: Sendable {
                 change = "completed"
             }
             try ReminderStore.commit(db, &row, change: change, clock: clock, now: now)
-            return ReminderViews.reminder(row, clock: clock)
+            return try ReminderView(db, row, clock: clock)
         }
     }
 

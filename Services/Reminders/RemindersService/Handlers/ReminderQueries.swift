@@ -10,8 +10,6 @@ struct ReminderQueries: Sendable {
 
     var all: [ServiceOperation] { [list, search, history, upcoming, suggest, preview] }
 
-    static func page(_ items: [JSONValue], next: String?) -> JSONValue { ["items": .array(items), "next": next.map(JSONValue.string) ?? .null] }
-
     static let pageSchema = JSONSchema.object(
         ["items": .array(of: ReminderViews.reminderSchema), "next": JSONSchema.string().nullable().described("send as `cursor` for the next page")],
         required: ["items", "next"])
@@ -39,35 +37,35 @@ struct ReminderQueries: Sendable {
                 "cursor": .string(maxLength: 200),
             ]),
             response: Self.pageSchema
-        ) { (context, input: ListRequest, db: Database) -> JSONValue in
+        ) { (context, input: ListRequest, db: Database) -> ReminderPage in
             let user = try context.requirePrincipal().userID
             let clock = try UserClock.load(db, user: user)
             let limit = input.limit ?? 50
             let descending = input.order == "desc"
-            var sql = "SELECT rowid, * FROM reminder WHERE user_id = ? AND status = ?"
+            var filter = "user_id = ? AND status = ?"
             var arguments: StatementArguments = [user, (input.status ?? .active).rawValue]
             if let category = input.category {
-                sql += " AND category = ?"
+                filter += " AND category = ?"
                 _ = arguments.append(contentsOf: [category.rawValue])
             }
             if let from = input.from {
-                sql += " AND next_sort >= ?"
+                filter += " AND next_sort >= ?"
                 _ = arguments.append(contentsOf: [ReminderScheduler.ms(clock.zone.startOfDay(from))])
             }
             if let to = input.to {
-                sql += " AND next_sort < ?"
+                filter += " AND next_sort < ?"
                 _ = arguments.append(contentsOf: [ReminderScheduler.ms(clock.zone.startOfDay(to.adding(days: 1)))])
             }
-            return try Self.keysetPage(db, sql: sql, arguments: arguments, sortColumn: "next_sort", descending: descending, cursor: input.cursor, limit: limit, clock: clock)
+            return try Self.keysetPage(db, filter: filter, arguments: arguments, sortColumn: "next_sort", descending: descending, cursor: input.cursor, limit: limit, clock: clock)
         }
     }
 
     /// One page of reminders ordered by `sortColumn` then rowid, after the cursor's
-    /// position: `sql` selects `rowid, *` with its filters and no ORDER BY.
+    /// position, among those matching `filter` (a WHERE clause with its `arguments`).
     static func keysetPage(
-        _ db: Database, sql: String, arguments: StatementArguments, sortColumn: String, descending: Bool, cursor: String?, limit: Int, clock: UserClock
-    ) throws -> JSONValue {
-        var sql = sql
+        _ db: Database, filter: String, arguments: StatementArguments, sortColumn: String, descending: Bool, cursor: String?, limit: Int, clock: UserClock
+    ) throws -> ReminderPage {
+        var sql = "SELECT \(ReminderRow.columns), \(sortColumn) FROM reminder WHERE \(filter)"
         var arguments = arguments
         if let cursor {
             let (key, id) = try PageCursor.decode(cursor)
@@ -77,10 +75,16 @@ struct ReminderQueries: Sendable {
         }
         sql += descending ? " ORDER BY \(sortColumn) DESC, rowid DESC LIMIT ?" : " ORDER BY \(sortColumn), rowid LIMIT ?"
         _ = arguments.append(contentsOf: [limit + 1])
-        let rows = try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
-        let shown = rows.prefix(limit)
-        let next = rows.count > limit ? shown.last.map { PageCursor.encode(String($0[sortColumn] as Int64), String($0["rowid"] as Int64)) } : nil
-        return page(try shown.map { ReminderViews.reminder(try ReminderRow(row: $0), clock: clock) }, next: next)
+        var keys: [(sort: Int64, rowID: Int64)] = []
+        var items = try ReminderView.fetch(db, sql: sql, arguments: arguments, clock: clock) { row in
+            keys.append((row.integer(Int32(ReminderRow.columnCount)) ?? 0, row.integer(0) ?? 0))
+        }
+        var next: String?
+        if items.count > limit {
+            items.removeLast(items.count - limit)
+            next = PageCursor.encode(String(keys[limit - 1].sort), String(keys[limit - 1].rowID))
+        }
+        return ReminderPage(items: items, next: next)
     }
 
     struct SearchRequest: Codable, Sendable {
@@ -89,49 +93,56 @@ struct ReminderQueries: Sendable {
         var limit: Int?
     }
 
-    /// The FTS5 query for what a user typed: each word a prefix, all of them required, in
-    /// the title or the description, among the user's own rows. Words are quoted, so
-    /// nothing a user types is FTS syntax.
-    static func matchQuery(_ text: String, user: String) -> String? {
-        // Ё is indexed as Е (see the migration), so a query with either finds both.
-        let words = text.lowercased().replacingOccurrences(of: "ё", with: "е").split { !($0.isLetter || $0.isNumber) }.prefix(8)
-        guard !words.isEmpty else { return nil }
-        let owner = user.lowercased().filter { $0 != "_" && $0 != "-" }
-        return "owner : \"\(owner)\" AND " + words.map { "{title description} : \"\($0)\"*" }.joined(separator: " AND ")
-    }
-
     var search: ServiceOperation {
         .read(
             "reminders.search",
-            summary: "Full-text search over the caller's reminders' titles and descriptions (SQLite FTS5, unicode61: case and diacritics folded, Cyrillic included; every word a prefix, all required), best match first; `status` to narrow (default all).",
+            summary: "Full-text search over the caller's reminders' titles and descriptions (SQLite FTS5, unicode61: case and diacritics folded, Cyrillic included; every word a prefix, all required): those with every word in the title first, then the others, newest first within each; `status` to narrow (default all).",
             auth: Self.user,
             request: .object(
                 ["query": .string(minLength: 1, maxLength: 200), "status": .oneOf(ReminderStatus.allCases.map(\.rawValue)), "limit": Self.limit],
                 required: ["query"]),
             response: .object(["items": .array(of: ReminderViews.reminderSchema)], required: ["items"])
-        ) { (context, input: SearchRequest, db: Database) -> JSONValue in
+        ) { (context, input: SearchRequest, db: Database) -> ReminderPage in
             let user = try context.requirePrincipal().userID
             let clock = try UserClock.load(db, user: user)
-            guard let match = Self.matchQuery(input.query, user: user) else { return ["items": []] }
-            let rows = try Self.searchRows(db, match: match, user: user, status: input.status, limit: input.limit ?? 50)
-            return ["items": .array(try rows.map { ReminderViews.reminder(try ReminderRow(row: $0), clock: clock) })]
+            return ReminderPage(
+                items: try Self.search(db, query: input.query, user: user, status: input.status, limit: input.limit ?? 50, clock: clock), paged: false)
         }
     }
 
-    static func searchRows(_ db: Database, match: String, user: String, status: ReminderStatus?, limit: Int, history: Bool = false) throws -> [Row] {
+    /// The caller's reminders with every word of `query`: those with all of them in the
+    /// title first, then the others; newest first within each (FTS5 reads its matches in
+    /// rowid order and stops at the page, where ranking by relevance scored every match:
+    /// a thousand matches cost a millisecond). The history's search: closed ones, in the
+    /// order they were closed.
+    static func search(
+        _ db: Database, query: String, user: String, status: ReminderStatus?, limit: Int, history: Bool = false, clock: UserClock
+    ) throws -> [ReminderView] {
+        guard let anywhere = SearchTerms.match(query, user: user), let inTitle = SearchTerms.match(query, user: user, in: "search_title") else { return [] }
         var sql = """
-            SELECT r.rowid, r.* FROM reminder_fts JOIN reminder AS r ON r.rowid = reminder_fts.rowid
-            WHERE reminder_fts MATCH ? AND r.user_id = ?
+            SELECT \(ReminderRow.columns) FROM reminder_fts JOIN reminder ON reminder.rowid = reminder_fts.rowid
+            WHERE reminder_fts MATCH ? AND reminder.user_id = ?
             """
-        var arguments: StatementArguments = [match, user]
+        var arguments: StatementArguments = [user]
         if let status {
-            sql += " AND r.status = ?"
+            sql += " AND reminder.status = ?"
             _ = arguments.append(contentsOf: [status.rawValue])
         }
-        if history { sql += " AND r.status IN ('completed', 'archived')" }
-        sql += history ? " ORDER BY r.closed_ms, r.rowid LIMIT ?" : " ORDER BY bm25(reminder_fts, 0.0, 4.0, 1.0), r.rowid LIMIT ?"
-        _ = arguments.append(contentsOf: [limit])
-        return try Row.fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+        if history {
+            sql += " AND reminder.status IN ('completed', 'archived') ORDER BY reminder.closed_ms, reminder.rowid LIMIT ?"
+            return try ReminderView.fetch(db, sql: sql, arguments: [anywhere] + arguments + [limit], clock: clock)
+        }
+        sql += " ORDER BY reminder_fts.rowid DESC LIMIT ?"
+        var seen = Set<Int64>()
+        var found = try ReminderView.fetch(db, sql: sql, arguments: [inTitle] + arguments + [limit], clock: clock) { seen.insert($0.integer(0) ?? 0) }
+        guard found.count < limit else { return found }
+        // The second read may start with every title match again: it asks for as many more.
+        var fresh: [Bool] = []
+        let more = try ReminderView.fetch(db, sql: sql, arguments: [anywhere] + arguments + [limit + found.count], clock: clock) {
+            fresh.append(seen.insert($0.integer(0) ?? 0).inserted)
+        }
+        for (view, isNew) in zip(more, fresh) where isNew && found.count < limit { found.append(view) }
+        return found
     }
 
     struct HistoryRequest: Codable, Sendable {
@@ -148,19 +159,16 @@ struct ReminderQueries: Sendable {
             auth: Self.user,
             request: .object(["query": .string(minLength: 1, maxLength: 200), "order": .oneOf(["asc", "desc"]), "limit": Self.limit, "cursor": .string(maxLength: 200)]),
             response: Self.pageSchema
-        ) { (context, input: HistoryRequest, db: Database) -> JSONValue in
+        ) { (context, input: HistoryRequest, db: Database) -> ReminderPage in
             let user = try context.requirePrincipal().userID
             let clock = try UserClock.load(db, user: user)
             let limit = input.limit ?? 50
             if let query = input.query {
-                guard let match = Self.matchQuery(query, user: user) else { return Self.page([], next: nil) }
-                var rows = try Self.searchRows(db, match: match, user: user, status: nil, limit: limit, history: true)
-                if input.order == "desc" { rows.reverse() }
-                return Self.page(try rows.map { ReminderViews.reminder(try ReminderRow(row: $0), clock: clock) }, next: nil)
+                let items = try Self.search(db, query: query, user: user, status: nil, limit: limit, history: true, clock: clock)
+                return ReminderPage(items: input.order == "desc" ? items.reversed() : items)
             }
-            let sql = "SELECT rowid, * FROM reminder WHERE user_id = ? AND closed_ms IS NOT NULL AND status IN ('completed', 'archived')"
             return try Self.keysetPage(
-                db, sql: sql, arguments: [user], sortColumn: "closed_ms", descending: input.order == "desc", cursor: input.cursor, limit: limit, clock: clock)
+                db, filter: "user_id = ? AND closed_ms IS NOT NULL AND status IN ('completed', 'archived')", arguments: [user], sortColumn: "closed_ms", descending: input.order == "desc", cursor: input.cursor, limit: limit, clock: clock)
         }
     }
 
@@ -173,15 +181,16 @@ struct ReminderQueries: Sendable {
             "reminders.upcoming", summary: "The caller's next active reminders by next occurrence, for widgets (`limit` 1-50, default 5).",
             auth: Self.user, request: .object(["limit": .integer(minimum: 1, maximum: 50)]),
             response: .object(["items": .array(of: ReminderViews.reminderSchema)], required: ["items"])
-        ) { (context, input: UpcomingRequest, db: Database) -> JSONValue in
+        ) { (context, input: UpcomingRequest, db: Database) -> ReminderPage in
             let user = try context.requirePrincipal().userID
             let clock = try UserClock.load(db, user: user)
-            let rows = try Row.fetchAll(
-                db.cachedStatement(sql: """
-                    SELECT rowid, * FROM reminder WHERE user_id = ? AND status = 'active' AND next_sort >= ? AND next_sort < ?
+            let items = try ReminderView.fetch(
+                db,
+                sql: """
+                    SELECT \(ReminderRow.columns) FROM reminder WHERE user_id = ? AND status = 'active' AND next_sort >= ? AND next_sort < ?
                     ORDER BY next_sort, rowid LIMIT ?
-                    """), arguments: [user, ReminderScheduler.ms(context.receivedAt), ReminderRow.noNextSort, input.limit ?? 5])
-            return ["items": .array(try rows.map { ReminderViews.reminder(try ReminderRow(row: $0), clock: clock) })]
+                    """, arguments: [user, ReminderScheduler.ms(context.receivedAt), ReminderRow.noNextSort, input.limit ?? 5], clock: clock)
+            return ReminderPage(items: items, paged: false)
         }
     }
 

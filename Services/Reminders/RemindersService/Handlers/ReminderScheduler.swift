@@ -34,11 +34,14 @@ enum ReminderScheduler {
             let series = try? row.content.timing.series(userZone: clock.zone, allDayTime: clock.allDayTime)
         else {
             row.nextAtMs = nil
+            row.nextLocal = nil
             try DurableTimers.cancel(db, kind: timerKind, key: row.timerKey)
             return
         }
         let outlook = ReminderOutlook(series: series, timing: row.content.timing, alerts: row.content.alerts, doneThrough: row.doneThrough, after: after)
         row.nextAtMs = outlook.nextOccurrence.map { ms($0.instant) }
+        row.nextLocal = outlook.nextOccurrence.map { ReminderViews.localText(
+            zone: row.content.timing.zone, allDay: row.content.timing.allDay, at: $0.instant, userZone: clock.zone) }
         if let wake = outlook.wake {
             try DurableTimers.schedule(db, kind: timerKind, at: wake, key: row.timerKey)
         } else {
@@ -72,7 +75,7 @@ enum ReminderScheduler {
         }
         row.alertCursorMs = max(row.alertCursorMs, ms(horizon))
         try arm(db, &row, clock: clock, after: horizon)
-        try row.save(db)
+        try row.saveSchedule(db)
     }
 
     /// Publishes one alert: a `fired_alert` row (the id a snooze names) and `reminders.due`.

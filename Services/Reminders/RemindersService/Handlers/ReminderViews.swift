@@ -60,41 +60,146 @@ enum ReminderViews {
         ]
     }
 
-    static func start(_ timing: ReminderTiming) -> String {
-        timing.allDay ? timing.start.date.description : LocalText.format(timing.start)
+    /// The local text of an instant on a reminder's clock: its zone, else (floating) the
+    /// user's; a date alone for an all-day one.
+    static func localText(zone: String?, allDay: Bool, at instant: Date, userZone: ZoneClock) -> String {
+        let local = (zone.flatMap(ZoneCache.clock) ?? userZone).local(instant)
+        return allDay ? local.date.description : LocalText.format(local)
+    }
+}
+
+/// A reminder as the wire shows it: its JSON text (keys sorted), written straight from
+/// its stored columns. Lists send hundreds of them, so no value is made per field: texts
+/// are escaped from SQLite's own buffers, and the alerts and exceptions the service
+/// stored as JSON are copied as they are. Every answer goes this way, a handler's after
+/// a write too (it reads the row back in its transaction), so there is one form.
+struct ReminderView: Sendable, JSONWrittenOnly {
+    var json: [UInt8]
+
+    func writeJSON(to output: inout [UInt8]) { output.append(contentsOf: json) }
+
+    /// The reminder as it is stored now, in the caller's transaction.
+    init(_ db: Database, _ row: ReminderRow, clock: UserClock) throws {
+        guard let view = try Self.fetch(db, sql: "SELECT \(ReminderRow.columns) FROM reminder WHERE rowid = ?", arguments: [row.rowID], clock: clock).first
+        else { throw ServiceError.notFound("no such reminder") }
+        self = view
     }
 
-    static func reminder(_ row: ReminderRow, clock: UserClock) -> JSONValue {
-        let c = row.content
-        let next: JSONValue
-        if let ms = row.nextAtMs {
-            let instant = ReminderScheduler.date(ms)
-            next = ["utc": .string(Instant.format(instant)), "local": .string(localText(row, at: instant, userZone: clock.zone))]
-        } else {
-            next = .null
+    init(json: [UInt8]) { self.json = json }
+
+    /// The reminders a query selects (``ReminderRow/columns`` first, in order); `each`
+    /// sees every row's columns, those after the reminder's too.
+    static func fetch(
+        _ db: Database, sql: String, arguments: StatementArguments, clock: UserClock, each: (StoredColumns) -> Void = { _ in }
+    ) throws -> [ReminderView] {
+        var views: [ReminderView] = []
+        try db.cachedStatement(sql: sql).forEachRow(arguments: arguments) { row in
+            var json: [UInt8] = []
+            json.reserveCapacity(768)
+            try write(row, userZone: clock.zone, to: &json)
+            views.append(ReminderView(json: json))
+            each(row)
         }
-        return [
-            "id": .string(row.id), "title": .string(c.title), "description": optional(c.description), "location": optional(c.location),
-            "notes": optional(c.notes), "category": .string(c.category.rawValue), "importance": .string(c.importance.rawValue),
-            "special": .bool(c.special), "imageId": optional(c.imageID), "notification": notification(c), "start": .string(start(c.timing)),
-            "allDay": .bool(c.timing.allDay), "zone": optional(c.timing.zone), "floating": .bool(c.timing.zone == nil),
-            "rrule": optional(c.timing.rule?.text),
-            "exdates": .array(c.timing.exceptions.map { .string(c.timing.allDay ? $0.date.description : LocalText.format($0)) }),
-            "alerts": .array(c.alerts.leadMinutes.map { .integer(Int64($0)) }),
-            "repeatAlert": c.alerts.repeatEveryMinutes.map { ["everyMinutes": .integer(Int64($0)), "times": .integer(Int64(c.alerts.repeatTimes))] } ?? .null,
-            "greeting": greeting(c.greeting), "status": .string(row.status.rawValue), "source": .string(row.source), "next": next,
-            "doneThrough": row.doneThrough.map { .string(c.timing.allDay ? $0.date.description : LocalText.format($0)) } ?? .null,
-            "version": .integer(Int64(row.version)), "createdAt": .string(row.createdAt), "updatedAt": .string(row.updatedAt),
-            "closedAt": optional(row.closedAt),
-        ]
+        return views
     }
 
-    /// The local text of an instant on the reminder's clock: its zone, else (floating) the
-    /// user's.
-    static func localText(_ row: ReminderRow, at instant: Date, userZone: ZoneClock) -> String {
-        let clock = row.content.timing.zone.flatMap(ZoneCache.clock) ?? userZone
-        let local = clock.local(instant)
-        if row.content.timing.allDay { return local.date.description }
-        return LocalText.format(local)
+    /// Writes the reminder of a row selecting ``ReminderRow/columns``.
+    static func write(_ row: StoredColumns, userZone: ZoneClock, to output: inout [UInt8]) throws {
+        let allDay = row.bool(14)
+        /// An occurrence's stored text (YYYY-MM-DDTHH:MM) as the wire shows it: the date
+        /// alone for an all-day reminder.
+        func occurrence(_ stored: UnsafeBufferPointer<UInt8>?) -> UnsafeBufferPointer<UInt8>? {
+            guard let stored, allDay else { return stored }
+            return UnsafeBufferPointer(rebasing: stored.prefix(10))
+        }
+        var object = JSONObjectWriter(taking: &output)
+        object.field("alerts", json: row.utf8(18) ?? UnsafeBufferPointer(start: nil, count: 0))
+        object.field("allDay", allDay)
+        object.field("category", utf8: row.utf8(7))
+        object.field("closedAt", utf8: row.utf8(34))
+        object.field("createdAt", utf8: row.utf8(32))
+        object.field("description", utf8: row.utf8(4))
+        object.field("doneThrough", utf8: occurrence(row.utf8(25)))
+        if allDay {
+            object.field("exdates", strings: try ReminderRow.strings(row.string(17)).map { String($0.prefix(10)) })
+        } else {
+            object.field("exdates", json: row.utf8(17) ?? UnsafeBufferPointer(start: nil, count: 0))
+        }
+        let zone = row.text(15)
+        object.field("floating", zone == nil)
+        if let text = row.text(21) {
+            let greeting = try JSONDecoder().decode(Greeting.self, from: Data(text.utf8))
+            object.object("greeting") { nested in
+                nested.field("address", greeting.address)
+                nested.field("channel", greeting.channel)
+                nested.field("message", greeting.message)
+                nested.field("recipientName", greeting.recipientName)
+            }
+        } else {
+            object.null("greeting")
+        }
+        object.field("id", utf8: row.utf8(1))
+        object.field("imageId", utf8: row.utf8(10))
+        object.field("importance", utf8: row.utf8(8))
+        object.field("location", utf8: row.utf8(5))
+        if let nextAtMs = row.integer(26) {
+            let instant = ReminderScheduler.date(nextAtMs)
+            object.object("next") { nested in
+                if let local = row.utf8(27) {
+                    nested.field("local", utf8: local)
+                } else {
+                    // Stored before the local text was kept: on the reminder's zone, or the user's.
+                    nested.field("local", ReminderViews.localText(zone: zone, allDay: allDay, at: instant, userZone: userZone))
+                }
+                nested.field("utc", Instant.format(instant))
+            }
+        } else {
+            object.null("next")
+        }
+        object.field("notes", utf8: row.utf8(6))
+        object.object("notification") { nested in
+            nested.field("kind", utf8: row.utf8(11))
+            nested.field("sound", utf8: row.utf8(12))
+        }
+        if let every = row.integer(19) {
+            object.object("repeatAlert") { nested in
+                nested.field("everyMinutes", every)
+                nested.field("times", row.integer(20) ?? 0)
+            }
+        } else {
+            object.null("repeatAlert")
+        }
+        object.field("rrule", utf8: row.utf8(16))
+        object.field("source", utf8: row.utf8(23))
+        object.field("special", row.bool(9))
+        object.field("start", utf8: occurrence(row.utf8(13)))
+        object.field("status", utf8: row.utf8(22))
+        object.field("title", utf8: row.utf8(3))
+        object.field("updatedAt", utf8: row.utf8(33))
+        object.field("version", row.integer(29) ?? 1)
+        object.field("zone", utf8: row.utf8(15))
+        object.finish(returningTo: &output)
+    }
+}
+
+/// A page of reminders: `{items, next}`, or `{items}` alone for a list without pages.
+struct ReminderPage: Sendable, JSONWrittenOnly {
+    var items: [ReminderView]
+    var paged: Bool = true
+    var next: String?
+
+    func writeJSON(to output: inout [UInt8]) {
+        output.reserveCapacity(output.count + 64 + items.reduce(0) { $0 + $1.json.count + 1 })
+        output.append(contentsOf: #"{"items":["#.utf8)
+        for index in items.indices {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            output.append(contentsOf: items[index].json)
+        }
+        output.append(UInt8(ascii: "]"))
+        if paged {
+            output.append(contentsOf: #","next":"#.utf8)
+            if let next { JSONValue.writeString(next, to: &output) } else { output.append(contentsOf: "null".utf8) }
+        }
+        output.append(UInt8(ascii: "}"))
     }
 }

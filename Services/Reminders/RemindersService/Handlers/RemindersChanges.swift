@@ -13,12 +13,12 @@ enum RemindersChanges {
 
     static let reminders = ChangeSource(entity: "reminder") { db, query in
         let clock = try UserClock.load(db, user: query.viewer.userID)
-        return try Row.fetchAll(
-            db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE user_id = ? AND change_version > ? ORDER BY change_version LIMIT ?"),
-            arguments: [query.viewer.userID, query.since, query.limit]
-        ).map { row in
-            Change(entity: "reminder", id: row["id"], version: row["change_version"], data: ReminderViews.reminder(try ReminderRow(row: row), clock: clock))
-        }
+        var keys: [(id: String, version: Int64)] = []
+        let views = try ReminderView.fetch(
+            db, sql: "SELECT \(ReminderRow.columns) FROM reminder WHERE user_id = ? AND change_version > ? ORDER BY change_version LIMIT ?",
+            arguments: [query.viewer.userID, query.since, query.limit], clock: clock
+        ) { keys.append(($0.string(1), $0.integer(30) ?? 0)) }
+        return zip(views, keys).map { view, key in Change(entity: "reminder", id: key.id, version: key.version, data: view.jsonValue) }
     }
 
     static let settings = ChangeSource(entity: "settings") { db, query in

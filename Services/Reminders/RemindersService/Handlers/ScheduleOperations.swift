@@ -51,7 +51,7 @@ struct ScheduleOperations: Sendable {
             "reminder": ReminderViews.reminderSchema.nullable(),
         ], required: ["enabled", "days", "daily", "time", "zone", "reminder"])
 
-    static func scheduleView(_ row: ReminderRow?, clock: UserClock) -> JSONValue {
+    static func scheduleView(_ db: Database, _ row: ReminderRow?, clock: UserClock) throws -> JSONValue {
         guard let row, row.status == .active else {
             return ["enabled": false, "days": [], "daily": false, "time": .null, "zone": .null, "reminder": .null]
         }
@@ -59,7 +59,7 @@ struct ScheduleOperations: Sendable {
         return [
             "enabled": true, "days": .array(byDay.map { .string(weekdayNames[$0 - 1]) }), "daily": .bool(byDay.isEmpty),
             "time": .string(row.content.timing.start.time.description), "zone": ReminderViews.optional(row.content.timing.zone),
-            "reminder": ReminderViews.reminder(row, clock: clock),
+            "reminder": try ReminderView(db, row, clock: clock).jsonValue,
         ]
     }
 
@@ -83,7 +83,7 @@ struct ScheduleOperations: Sendable {
             let existing = try ReminderRow.bySource(db, user: user, key: Self.scheduleKey)
             if input.enabled == false {
                 if let existing { try ReminderStore.purge(db, existing, now: now, store: try context.mediaStore()) }
-                return Self.scheduleView(nil, clock: clock)
+                return try Self.scheduleView(db, nil, clock: clock)
             }
             guard let time = input.time else { throw ServiceError.invalid("time", "required (HH:MM)") }
             let days = try Self.days(context.data["days"])
@@ -105,13 +105,13 @@ struct ScheduleOperations: Sendable {
                 row.closedAt = nil
                 row.doneThrough = nil
                 try ReminderStore.commit(db, &row, change: "updated", clock: clock, now: now)
-                return Self.scheduleView(row, clock: clock)
+                return try Self.scheduleView(db, row, clock: clock)
             }
             try ReminderStore.requireRoom(db, user: user)
             let row = try ReminderStore.insert(
                 db, id: RecordID.make(prefix: "rem", at: now), user: user, content: content, source: "schedule", sourceKey: Self.scheduleKey, clock: clock,
                 now: now)
-            return Self.scheduleView(row, clock: clock)
+            return try Self.scheduleView(db, row, clock: clock)
         }
     }
 
@@ -121,7 +121,7 @@ struct ScheduleOperations: Sendable {
             request: .empty, response: Self.scheduleResponse
         ) { (context, _: Empty, db: Database) -> JSONValue in
             let user = try context.requirePrincipal().userID
-            return Self.scheduleView(try ReminderRow.bySource(db, user: user, key: Self.scheduleKey), clock: try UserClock.load(db, user: user))
+            return try Self.scheduleView(db, try ReminderRow.bySource(db, user: user, key: Self.scheduleKey), clock: try UserClock.load(db, user: user))
         }
     }
 
@@ -149,7 +149,7 @@ struct ScheduleOperations: Sendable {
                     "address": .string(minLength: 3, maxLength: 254), "title": JSONSchema.name(maxLength: 200),
                 ], required: ["recipientName", "message", "date"]),
             response: ReminderViews.reminderSchema
-        ) { (context, input: GreetingRequest, db: Database) -> JSONValue in
+        ) { (context, input: GreetingRequest, db: Database) -> ReminderView in
             let user = try context.requirePrincipal().userID
             let now = context.receivedAt
             switch input.channel {
@@ -171,7 +171,7 @@ struct ScheduleOperations: Sendable {
             content.alerts = AlertPlan(leadMinutes: [0])
             let row = try ReminderStore.insert(
                 db, id: RecordID.make(prefix: "rem", at: now), user: user, content: content, source: "congratulation", clock: clock, now: now)
-            return ReminderViews.reminder(row, clock: clock)
+            return try ReminderView(db, row, clock: clock)
         }
     }
 }

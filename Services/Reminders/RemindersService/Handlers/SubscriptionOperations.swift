@@ -342,11 +342,10 @@ struct SubscriptionOperations: Sendable {
                 let prefixes = kind == "beautiful" ? ["beautiful:\(input.id):", "milestone:\(input.id):"] : ["holiday:\(input.id):"]
                 let store = try context.mediaStore()
                 for prefix in prefixes {
-                    let rows = try Row.fetchAll(
-                        db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE user_id = ? AND status = 'active' AND source_key >= ? AND source_key < ?"),
-                        arguments: [user, prefix, prefix + "\u{10FFFF}"])
+                    let rows = try ReminderRow.fetchAll(
+                        db, where: "user_id = ? AND status = 'active' AND source_key >= ? AND source_key < ?", [user, prefix, prefix + "\u{10FFFF}"])
                     for row in rows {
-                        try ReminderStore.purge(db, try ReminderRow(row: row), now: context.receivedAt, store: store)
+                        try ReminderStore.purge(db, row, now: context.receivedAt, store: store)
                         removed += 1
                     }
                 }

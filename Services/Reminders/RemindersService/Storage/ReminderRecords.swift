@@ -14,46 +14,68 @@ struct ReminderRow: Sendable, Hashable {
     var sourceKey: String?
     var doneThrough: LocalDateTime?
     var nextAtMs: Int64?
+    /// The next occurrence's local text on the reminder's clock (its zone, or the user's
+    /// when floating), as the wire shows it; derived with `nextAtMs`.
+    var nextLocal: String?
     var alertCursorMs: Int64
     var version: Int
     var changeVersion: Int64
-    var fieldClocks: FieldClocks
+    /// The field clocks as stored (JSON): parsed only by the edits that need them.
+    var fieldTimes: String
     var createdAt: String
     var updatedAt: String
     var closedAt: String?
 
-    init(row: Row) throws {
-        rowID = row["rowid"]
-        id = row["id"]
-        userID = row["user_id"]
-        let exdates = try Self.strings(row["exdates"])
-        let alerts = try Self.integers(row["alerts"])
-        let ruleText: String? = row["rrule"]
-        let greetingText: String? = row["greeting"]
+    var fieldClocks: FieldClocks {
+        get { FieldClocks(stored: fieldTimes) }
+        set { fieldTimes = newValue.stored }
+    }
+
+    /// The columns every read of whole reminders selects, in the order `init(row:)` reads
+    /// them (by position: GRDB's lookup by name folds the name's case on every call).
+    static let columns = """
+        rowid, id, user_id, title, description, location, notes, category, importance, special, image_id, notification_kind, sound, \
+        start_local, all_day, zone, rrule, exdates, alerts, repeat_every_minutes, repeat_times, greeting, status, source, source_key, \
+        done_through, next_at_ms, next_local, alert_cursor_ms, version, change_version, field_times, created_at, updated_at, closed_at
+        """
+    /// How many `columns` there are: a query may select more after them.
+    static let columnCount = 35
+
+    init(stored row: StoredColumns) throws {
+        rowID = row.integer(0) ?? 0
+        id = row.string(1)
+        userID = row.string(2)
         content = ReminderContent(
-            title: row["title"], description: row["description"], location: row["location"], notes: row["notes"],
-            category: ReminderCategory(rawValue: row["category"]) ?? .other, importance: Importance(rawValue: row["importance"]) ?? .normal,
-            special: row["special"], imageID: row["image_id"], notificationKind: NotificationKind(rawValue: row["notification_kind"]) ?? .sound,
-            sound: row["sound"],
+            title: row.string(3), description: row.text(4), location: row.text(5), notes: row.text(6),
+            category: ReminderCategory(rawValue: row.string(7)) ?? .other, importance: Importance(rawValue: row.string(8)) ?? .normal,
+            special: row.bool(9), imageID: row.text(10), notificationKind: NotificationKind(rawValue: row.string(11)) ?? .sound, sound: row.text(12),
             timing: ReminderTiming(
-                start: LocalText.dateTime(row["start_local"]) ?? LocalDateTime(date: LocalDate(year: 2000, month: 1, day: 1), time: .midnight),
-                allDay: row["all_day"], zone: row["zone"], rule: try ruleText.map { text throws in try RuleCache.rule(text) },
-                exceptions: exdates.compactMap(LocalText.dateTime)),
-            alerts: AlertPlan(leadMinutes: alerts, repeatEveryMinutes: row["repeat_every_minutes"], repeatTimes: row["repeat_times"]),
-            greeting: try greetingText.map { try JSONDecoder().decode(Greeting.self, from: Data($0.utf8)) })
-        status = ReminderStatus(rawValue: row["status"]) ?? .active
-        source = row["source"]
-        sourceKey = row["source_key"]
-        doneThrough = (row["done_through"] as String?).flatMap(LocalText.dateTime)
-        nextAtMs = row["next_at_ms"]
-        alertCursorMs = row["alert_cursor_ms"]
-        version = row["version"]
-        changeVersion = row["change_version"]
-        let times = try JSONParser.parse(Data((row["field_times"] as String).utf8)).objectValue ?? [:]
-        fieldClocks = FieldClocks(times: times.compactMapValues { $0.stringValue.flatMap(Instant.parse) })
-        createdAt = row["created_at"]
-        updatedAt = row["updated_at"]
-        closedAt = row["closed_at"]
+                start: LocalText.dateTime(row.string(13)) ?? LocalDateTime(date: LocalDate(year: 2000, month: 1, day: 1), time: .midnight),
+                allDay: row.bool(14), zone: row.text(15), rule: try row.text(16).map { text throws in try RuleCache.rule(text) },
+                exceptions: try Self.strings(row.string(17)).compactMap(LocalText.dateTime)),
+            alerts: AlertPlan(leadMinutes: try Self.integers(row.string(18)), repeatEveryMinutes: row.integer(19).map(Int.init), repeatTimes: Int(row.integer(20) ?? 0)),
+            greeting: try row.text(21).map { try JSONDecoder().decode(Greeting.self, from: Data($0.utf8)) })
+        status = ReminderStatus(rawValue: row.string(22)) ?? .active
+        source = row.string(23)
+        sourceKey = row.text(24)
+        doneThrough = row.text(25).flatMap(LocalText.dateTime)
+        nextAtMs = row.integer(26)
+        nextLocal = row.text(27)
+        alertCursorMs = row.integer(28) ?? 0
+        version = Int(row.integer(29) ?? 1)
+        changeVersion = row.integer(30) ?? 0
+        fieldTimes = row.text(31) ?? "{}"
+        createdAt = row.string(32)
+        updatedAt = row.string(33)
+        closedAt = row.text(34)
+    }
+
+    /// The reminders of a query selecting ``columns`` (read by position, straight from
+    /// SQLite: the scheduler loads one per alert).
+    static func fetchAll(_ db: Database, where filter: String, _ arguments: StatementArguments) throws -> [ReminderRow] {
+        var rows: [ReminderRow] = []
+        try db.cachedStatement(sql: "SELECT \(columns) FROM reminder WHERE \(filter)").forEachRow(arguments: arguments) { rows.append(try ReminderRow(stored: $0)) }
+        return rows
     }
 
     /// A JSON array of strings as stored (the common empty one without parsing).
@@ -75,12 +97,11 @@ struct ReminderRow: Sendable, Hashable {
 
     /// The user's reminder `id`, if there is one.
     static func find(_ db: Database, id: String, user: String) throws -> ReminderRow? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE id = ? AND user_id = ?"), arguments: [id, user]).map(ReminderRow.init(row:))
+        try fetchAll(db, where: "id = ? AND user_id = ?", [id, user]).first
     }
 
     static func bySource(_ db: Database, user: String, key: String) throws -> ReminderRow? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE user_id = ? AND source_key = ?"), arguments: [user, key])
-            .map(ReminderRow.init(row:))
+        try fetchAll(db, where: "user_id = ? AND source_key = ?", [user, key]).first
     }
 
     /// The far-future sort key of a reminder with no occurrence ahead.
@@ -92,34 +113,40 @@ struct ReminderRow: Sendable, Hashable {
         let exdates = String(decoding: try JSONEncoder().encode(c.timing.exceptions.map(LocalText.format)), as: UTF8.self)
         let alerts = String(decoding: try JSONEncoder().encode(c.alerts.leadMinutes), as: UTF8.self)
         let greeting = try c.greeting.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
-        let times = String(
-            decoding: try JSONEncoder().encode(fieldClocks.times.mapValues { Instant.format($0) }), as: UTF8.self)
         let closedMs: Int64? = closedAt.flatMap(Instant.parse).map { Int64($0.timeIntervalSince1970 * 1_000) }
         let arguments: StatementArguments = [
             id, userID, c.title, c.title.lowercased(), c.description, c.location, c.notes, c.category.rawValue, c.importance.rawValue,
             c.special, c.imageID, c.notificationKind.rawValue, c.sound, LocalText.format(c.timing.start), c.timing.allDay, c.timing.zone,
             c.timing.rule?.text, exdates, alerts, c.alerts.repeatEveryMinutes, c.alerts.repeatTimes, greeting, status.rawValue, source,
-            sourceKey, doneThrough.map(LocalText.format), nextAtMs, nextAtMs ?? Self.noNextSort, alertCursorMs, version, times,
-            changeVersion, createdAt, updatedAt, closedAt, closedMs,
+            sourceKey, doneThrough.map(LocalText.format), nextAtMs, nextAtMs ?? Self.noNextSort, nextLocal, alertCursorMs, version, fieldTimes,
+            changeVersion, createdAt, updatedAt, closedAt, closedMs, SearchTerms.indexed(c.title, user: userID),
+            SearchTerms.indexed(c.description, user: userID),
         ]
         if rowID == 0 {
             try db.cachedStatement(sql: """
                     INSERT INTO reminder (id, user_id, title, title_fold, description, location, notes, category, importance, special, image_id,
                         notification_kind, sound, start_local, all_day, zone, rrule, exdates, alerts, repeat_every_minutes, repeat_times, greeting,
-                        status, source, source_key, done_through, next_at_ms, next_sort, alert_cursor_ms, version, field_times, change_version,
-                        created_at, updated_at, closed_at, closed_ms)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        status, source, source_key, done_through, next_at_ms, next_sort, next_local, alert_cursor_ms, version, field_times,
+                        change_version, created_at, updated_at, closed_at, closed_ms, search_title, search_body)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """).execute(arguments: arguments)
         } else {
             try db.cachedStatement(sql: """
                     UPDATE reminder SET id = ?, user_id = ?, title = ?, title_fold = ?, description = ?, location = ?, notes = ?, category = ?,
                         importance = ?, special = ?, image_id = ?, notification_kind = ?, sound = ?, start_local = ?, all_day = ?, zone = ?, rrule = ?,
                         exdates = ?, alerts = ?, repeat_every_minutes = ?, repeat_times = ?, greeting = ?, status = ?, source = ?, source_key = ?,
-                        done_through = ?, next_at_ms = ?, next_sort = ?, alert_cursor_ms = ?, version = ?, field_times = ?, change_version = ?,
-                        created_at = ?, updated_at = ?, closed_at = ?, closed_ms = ?
+                        done_through = ?, next_at_ms = ?, next_sort = ?, next_local = ?, alert_cursor_ms = ?, version = ?, field_times = ?,
+                        change_version = ?, created_at = ?, updated_at = ?, closed_at = ?, closed_ms = ?, search_title = ?, search_body = ?
                     WHERE rowid = ?
                     """).execute(arguments: arguments + [rowID])
         }
+    }
+
+    /// Writes only what firing its timer changes: where its alerts stand and its next
+    /// occurrence (what the user set is untouched, so the search index is too).
+    func saveSchedule(_ db: Database) throws {
+        try db.cachedStatement(sql: "UPDATE reminder SET next_at_ms = ?, next_sort = ?, next_local = ?, alert_cursor_ms = ? WHERE rowid = ?")
+            .execute(arguments: [nextAtMs, nextAtMs ?? Self.noNextSort, nextLocal, alertCursorMs, rowID])
     }
 
     /// The owner name of the reminder's image in the platform's media references.
@@ -136,8 +163,7 @@ struct ReminderRow: Sendable, Hashable {
     static func load(_ db: Database, timerKey: String) throws -> ReminderRow? {
         guard let space = timerKey.firstIndex(of: " ") else { return nil }
         let user = String(timerKey[..<space]), id = String(timerKey[timerKey.index(after: space)...])
-        return try Row.fetchOne(db.cachedStatement(sql: "SELECT rowid, * FROM reminder WHERE user_id = ? AND id = ?"), arguments: [user, id])
-            .map(ReminderRow.init(row:))
+        return try find(db, id: id, user: user)
     }
 }
 
@@ -166,5 +192,22 @@ struct UserClock: Sendable {
         return UserClock(
             zone: ZoneCache.clock(name) ?? .utc, zoneName: name,
             allDayTime: (row?["all_day_time"] as String?).flatMap(LocalTime.init) ?? defaultAllDayTime, language: language == "en" ? "en" : language)
+    }
+}
+
+extension FieldClocks {
+    /// The clocks as stored: a JSON object of field name to RFC 3339 instant.
+    init(stored: String) {
+        guard stored != "{}", let object = (try? JSONParser.parse(Data(stored.utf8)))?.objectValue else {
+            self.init()
+            return
+        }
+        self.init(times: object.compactMapValues { $0.stringValue.flatMap(Instant.parse) })
+    }
+
+    var stored: String {
+        var bytes: [UInt8] = []
+        JSONValue.object(times.mapValues { .string(Instant.format($0)) }).write(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -112,10 +112,11 @@ extension ReminderRow {
         self.sourceKey = sourceKey
         self.doneThrough = doneThrough
         self.nextAtMs = nextAtMs
+        self.nextLocal = nil
         self.alertCursorMs = alertCursorMs
         self.version = version
         self.changeVersion = changeVersion
-        self.fieldClocks = fieldClocks
+        self.fieldTimes = fieldClocks.stored
         self.createdAt = createdAt
         self.updatedAt = updatedAt
         self.closedAt = closedAt

@@ -12,7 +12,8 @@ import Platform
 /// Ids are the ones apps make offline (``ClientGeneratedID``), unique per user: the same id
 /// from the same user is the same reminder, and one user's id says nothing about another's
 /// (no one can learn or take an id another user's app made). The integer `rowid` exists for the
-/// full-text index (FTS5 with external content, kept in step by triggers).
+/// full-text index (FTS5 with external content, kept in step by triggers; since
+/// `reminders-2` over the words as ``SearchTerms`` writes them).
 enum RemindersMigrations {
     static func register(in migrator: inout DatabaseMigrator) {
         migrator.registerMigration("reminders-1") { db in
@@ -145,6 +146,46 @@ enum RemindersMigrations {
                     created_at TEXT NOT NULL
                 ) WITHOUT ROWID;
                 CREATE INDEX subscription_user ON subscription(user_id);
+                """)
+        }
+        // Search by the user's own terms (``SearchTerms``: a common word's postings across
+        // all users made a search read a million rows), and the next occurrence's local
+        // text kept with its instant (a list shows it without a zone lookup per row).
+        migrator.registerMigration("reminders-2") { db in
+            try db.execute(sql: """
+                DROP TRIGGER reminder_fts_insert;
+                DROP TRIGGER reminder_fts_delete;
+                DROP TRIGGER reminder_fts_update;
+                DROP TABLE reminder_fts;
+                DROP VIEW reminder_search;
+                ALTER TABLE reminder ADD COLUMN next_local TEXT;
+                -- The title and description as indexed: each word prefixed with the user's key.
+                ALTER TABLE reminder ADD COLUMN search_title TEXT NOT NULL DEFAULT '';
+                ALTER TABLE reminder ADD COLUMN search_body TEXT NOT NULL DEFAULT '';
+                """)
+            // The terms of the reminders there are, then the index built from them at once
+            // (before the triggers: they keep an index in step, they do not fill one).
+            let rows = try Row.fetchCursor(db, sql: "SELECT rowid, user_id, title, description FROM reminder")
+            let update = try db.makeStatement(sql: "UPDATE reminder SET search_title = ?, search_body = ? WHERE rowid = ?")
+            while let row = try rows.next() {
+                let user: String = row[1]
+                try update.execute(arguments: [SearchTerms.indexed(row[2], user: user), SearchTerms.indexed(row[3], user: user), row[0] as Int64])
+            }
+            try db.execute(sql: """
+                CREATE VIRTUAL TABLE reminder_fts USING fts5(
+                    search_title, search_body, content = 'reminder', content_rowid = 'rowid', tokenize = 'unicode61 remove_diacritics 2'
+                );
+                INSERT INTO reminder_fts (reminder_fts) VALUES ('rebuild');
+                CREATE TRIGGER reminder_fts_insert AFTER INSERT ON reminder BEGIN
+                    INSERT INTO reminder_fts (rowid, search_title, search_body) VALUES (new.rowid, new.search_title, new.search_body);
+                END;
+                CREATE TRIGGER reminder_fts_delete AFTER DELETE ON reminder BEGIN
+                    INSERT INTO reminder_fts (reminder_fts, rowid, search_title, search_body) VALUES ('delete', old.rowid, old.search_title, old.search_body);
+                END;
+                CREATE TRIGGER reminder_fts_update AFTER UPDATE OF search_title, search_body ON reminder BEGIN
+                    INSERT INTO reminder_fts (reminder_fts, rowid, search_title, search_body) VALUES ('delete', old.rowid, old.search_title, old.search_body);
+                    INSERT INTO reminder_fts (rowid, search_title, search_body) VALUES (new.rowid, new.search_title, new.search_body);
+                END;
                 """)
         }
     }
