@@ -32,11 +32,24 @@ public struct StoredColumns {
 
 extension Statement {
     /// Runs the query with `arguments` and calls `body` with each row's columns, in order.
+    /// For queries inside a transaction the caller holds (a read or a write): the
+    /// statement is stepped here, without GRDB's cursor, whose set-up cost more than
+    /// reading a row of a keyed look-up.
     public func forEachRow(arguments: StatementArguments, _ body: (StoredColumns) throws -> Void) throws {
-        let rows = try Row.fetchCursor(self, arguments: arguments)
-        let columns = StoredColumns(statement: sqliteStatement)
-        while try rows.next() != nil {
-            try body(columns)
+        try setArguments(arguments)
+        let statement = sqliteStatement
+        defer { sqlite3_reset(statement) }
+        let columns = StoredColumns(statement: statement)
+        while true {
+            switch sqlite3_step(statement) {
+            case SQLITE_ROW:
+                try body(columns)
+            case SQLITE_DONE:
+                return
+            case let code:
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqlite3_db_handle(statement))), sql: sql)
+            }
         }
     }
 }

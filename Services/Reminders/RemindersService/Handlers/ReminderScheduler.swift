@@ -88,16 +88,12 @@ enum ReminderScheduler {
         // Alerts are kept 30 days for snoozing; a few old ones go with each new one.
         try db.cachedStatement(sql: "DELETE FROM fired_alert WHERE id IN (SELECT id FROM fired_alert WHERE fired_ms < ? LIMIT 8)")
             .execute(arguments: [ms(now) - 30 * 86_400_000])
-        var extra: [String: JSONValue] = [:]
+        let kind: RemindersEvents.DueKind
         switch point.kind {
-        case .lead(let minutes):
-            extra["kind"] = "alert"
-            extra["minutesBefore"] = .integer(Int64(minutes))
-        case .repeated(let number):
-            extra["kind"] = "repeat"
-            extra["repeat"] = .integer(Int64(number))
+        case .lead(let minutes): kind = .alert(minutesBefore: minutes)
+        case .repeated(let number): kind = .repeated(number)
         }
-        try RemindersEvents.due(db, row, alertID: alertID, occurrenceLocal: local, occurrence: point.occurrence.instant, at: point.at, now: now, late: late, extra: extra)
+        try RemindersEvents.due(db, row, alertID: alertID, occurrenceLocal: local, occurrence: point.occurrence.instant, at: point.at, now: now, late: late, kind: kind)
     }
 
     /// A snoozed alert comes again, unless its reminder was deleted, completed or that
@@ -112,6 +108,6 @@ enum ReminderScheduler {
         try db.cachedStatement(sql: "UPDATE fired_alert SET snoozed_until_ms = NULL WHERE id = ?").execute(arguments: [alertID])
         try RemindersEvents.due(
             db, row, alertID: alertID, occurrenceLocal: local, occurrence: date(alert["occurrence_ms"]), at: timer.dueAt, now: timer.firedAt,
-            late: timer.late, extra: ["kind": "snooze"])
+            late: timer.late, kind: .snooze)
     }
 }

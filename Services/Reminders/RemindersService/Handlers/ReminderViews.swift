@@ -48,16 +48,15 @@ enum ReminderViews {
 
     static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
 
-    static func notification(_ content: ReminderContent) -> JSONValue {
-        ["kind": .string(content.notificationKind.rawValue), "sound": optional(content.sound)]
-    }
-
-    static func greeting(_ greeting: Greeting?) -> JSONValue {
-        guard let greeting else { return .null }
-        return [
-            "recipientName": .string(greeting.recipientName), "message": .string(greeting.message), "channel": optional(greeting.channel),
-            "address": optional(greeting.address),
-        ]
+    /// The `greeting` member of a reminder or an alert (`null` for none).
+    static func write(greeting: Greeting?, into object: inout JSONObjectWriter) {
+        guard let greeting else { return object.null("greeting") }
+        object.object("greeting") { nested in
+            nested.field("address", greeting.address)
+            nested.field("channel", greeting.channel)
+            nested.field("message", greeting.message)
+            nested.field("recipientName", greeting.recipientName)
+        }
     }
 
     /// The local text of an instant on a reminder's clock: its zone, else (floating) the
@@ -127,17 +126,7 @@ struct ReminderView: Sendable, JSONWrittenOnly {
         }
         let zone = row.text(15)
         object.field("floating", zone == nil)
-        if let text = row.text(21) {
-            let greeting = try JSONDecoder().decode(Greeting.self, from: Data(text.utf8))
-            object.object("greeting") { nested in
-                nested.field("address", greeting.address)
-                nested.field("channel", greeting.channel)
-                nested.field("message", greeting.message)
-                nested.field("recipientName", greeting.recipientName)
-            }
-        } else {
-            object.null("greeting")
-        }
+        ReminderViews.write(greeting: try row.text(21).map { try JSONDecoder().decode(Greeting.self, from: Data($0.utf8)) }, into: &object)
         object.field("id", utf8: row.utf8(1))
         object.field("imageId", utf8: row.utf8(10))
         object.field("importance", utf8: row.utf8(8))

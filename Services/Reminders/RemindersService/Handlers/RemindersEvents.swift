@@ -35,20 +35,61 @@ enum RemindersEvents {
         EventDescription("reminders.reminder.changed", summary: "A user's reminder was created, changed, done, completed, archived, restored or purged.", data: changeData),
     ]
 
+    /// What an alert is: a lead-time alert, a repeat after the occurrence, or a snoozed
+    /// alert again.
+    enum DueKind {
+        case alert(minutesBefore: Int)
+        case repeated(Int)
+        case snooze
+    }
+
     static func due(
-        _ db: Database, _ row: ReminderRow, alertID: String, occurrenceLocal: String, occurrence: Date, at: Date, now: Date, late: Bool,
-        extra: [String: JSONValue]
+        _ db: Database, _ row: ReminderRow, alertID: String, occurrenceLocal: String, occurrence: Date, at: Date, now: Date, late: Bool, kind: DueKind
     ) throws {
-        var data: [String: JSONValue] = [
-            "alertId": .string(alertID), "reminderId": .string(row.id), "userId": .string(row.userID), "title": .string(row.content.title),
-            "category": .string(row.content.category.rawValue), "importance": .string(row.content.importance.rawValue),
-            "special": .bool(row.content.special),
-            "occurrence": ["local": .string(occurrenceLocal), "utc": .string(Instant.format(occurrence))],
-            "dueAt": .string(Instant.format(at)), "late": .bool(late),
-            "notification": ReminderViews.notification(row.content), "greeting": ReminderViews.greeting(row.content.greeting),
-        ]
-        data.merge(extra) { _, new in new }
-        try Outbox.append(db, type: "reminders.due", data: JSONValue.object(data), at: now)
+        let data = DueData(row: row, alertID: alertID, occurrenceLocal: occurrenceLocal, occurrence: occurrence, at: at, late: late, kind: kind)
+        try Outbox.append(db, type: "reminders.due", data: data, at: now)
+    }
+
+    /// `reminders.due`'s data, written straight to bytes (a burst publishes thousands).
+    struct DueData: JSONWrittenOnly {
+        var row: ReminderRow
+        var alertID: String
+        var occurrenceLocal: String
+        var occurrence: Date
+        var at: Date
+        var late: Bool
+        var kind: DueKind
+
+        func writeJSON(to output: inout [UInt8]) {
+            let content = row.content
+            var object = JSONObjectWriter(taking: &output)
+            object.field("alertId", alertID)
+            object.field("category", content.category.rawValue)
+            object.field("dueAt", Instant.format(at))
+            ReminderViews.write(greeting: content.greeting, into: &object)
+            object.field("importance", content.importance.rawValue)
+            switch kind {
+            case .alert: object.field("kind", "alert")
+            case .repeated: object.field("kind", "repeat")
+            case .snooze: object.field("kind", "snooze")
+            }
+            object.field("late", late)
+            if case .alert(let minutes) = kind { object.field("minutesBefore", Int64(minutes)) }
+            object.object("notification") { nested in
+                nested.field("kind", content.notificationKind.rawValue)
+                nested.field("sound", content.sound)
+            }
+            object.object("occurrence") { nested in
+                nested.field("local", occurrenceLocal)
+                nested.field("utc", Instant.format(occurrence))
+            }
+            object.field("reminderId", row.id)
+            if case .repeated(let number) = kind { object.field("repeat", Int64(number)) }
+            object.field("special", content.special)
+            object.field("title", content.title)
+            object.field("userId", row.userID)
+            object.finish(returningTo: &output)
+        }
     }
 
     static func changed(_ db: Database, _ row: ReminderRow, _ change: String, at date: Date) throws {
