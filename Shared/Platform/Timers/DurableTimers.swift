@@ -25,7 +25,8 @@ public enum DurableTimers {
     public static func schedule(
         _ db: Database, kind: String, at instant: Date, key: String? = nil, payload: some Encodable = [String: String]()
     ) throws -> Int64 {
-        let json = try WireJSON.encode(payload)
+        // Most timers carry no payload: its text without an encoder (a burst of alerts sets thousands).
+        let json = (payload as? [String: String])?.isEmpty == true ? Data("{}".utf8) : try WireJSON.encode(payload)
         guard json.count <= maximumPayloadBytes else { throw ServiceError.internal(ref: "timer-payload-too-large") }
         let dueMs = Int64((instant.timeIntervalSince1970 * 1_000).rounded(.up))
         let text = String(decoding: json, as: UTF8.self)

@@ -179,19 +179,23 @@ struct UserClock: Sendable {
 
     /// The settings' zone (what the device last reported), else the profile's, else UTC.
     static func load(_ db: Database, user: String) throws -> UserClock {
-        let row = try Row.fetchOne(
-            db.cachedStatement(sql: """
-                SELECT s.time_zone AS settings_zone, p.time_zone AS profile_zone, s.all_day_time, s.language, p.locale
-                FROM (SELECT ? AS user_id) AS me
-                LEFT JOIN settings AS s ON s.user_id = me.user_id
-                LEFT JOIN person AS p ON p.user_id = me.user_id
-                """), arguments: [user])
-        let name = [row?["settings_zone"] as String?, row?["profile_zone"] as String?].compactMap { $0 }.first { ZoneClock(identifier: $0) != nil } ?? "UTC"
-        let locale: String? = row?["locale"]
-        let language = (row?["language"] as String?) ?? locale.map { String($0.prefix(2)).lowercased() } ?? "ru"
+        var settingsZone: String?, profileZone: String?, allDayTime: String?, chosenLanguage: String?, locale: String?
+        try db.cachedStatement(sql: """
+            SELECT s.time_zone, p.time_zone, s.all_day_time, s.language, p.locale
+            FROM (SELECT ? AS user_id) AS me
+            LEFT JOIN settings AS s ON s.user_id = me.user_id
+            LEFT JOIN person AS p ON p.user_id = me.user_id
+            """
+        ).forEachRow(arguments: [user]) { row in
+            (settingsZone, profileZone, allDayTime, chosenLanguage, locale) = (row.text(0), row.text(1), row.text(2), row.text(3), row.text(4))
+        }
+        // The first zone that is a zone (the cache makes each once; a list or a burst of
+        // alerts asks for the same few again and again).
+        let zone = [settingsZone, profileZone].lazy.compactMap { $0 }.compactMap { name in ZoneCache.clock(name).map { (name, $0) } }.first
+        let language = chosenLanguage ?? locale.map { String($0.prefix(2)).lowercased() } ?? "ru"
         return UserClock(
-            zone: ZoneCache.clock(name) ?? .utc, zoneName: name,
-            allDayTime: (row?["all_day_time"] as String?).flatMap(LocalTime.init) ?? defaultAllDayTime, language: language == "en" ? "en" : language)
+            zone: zone?.1 ?? .utc, zoneName: zone?.0 ?? "UTC",
+            allDayTime: allDayTime.flatMap(LocalTime.init) ?? defaultAllDayTime, language: language == "en" ? "en" : language)
     }
 }
 
