@@ -81,6 +81,10 @@ var targets: [Target] = [
         dependencies: ["RemindersService", "Platform", "SharedTesting", grdb, .product(name: "PropertyBased", package: "swift-property-based")],
         path: "Tests/RemindersTests", exclude: ["Fixtures"]),
     .testTarget(
+        name: "StatsTests",
+        dependencies: ["StatsService", "Platform", "SharedTesting", grdb, .product(name: "PropertyBased", package: "swift-property-based")],
+        path: "Tests/StatsTests"),
+    .testTarget(
         name: "IntegrationTests",
         dependencies: ["Platform", "ZeroMQ", "SharedTesting"],
         path: "Tests/IntegrationTests"),

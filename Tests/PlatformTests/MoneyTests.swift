@@ -1,5 +1,6 @@
 import Foundation
 import Platform
+import SharedTesting
 import Testing
 
 @Suite("Money and currencies")

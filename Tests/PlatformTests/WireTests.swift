@@ -49,7 +49,7 @@ struct WireTests {
     @Test(
         "operation names",
         arguments: [
-            ("booking.create", true), ("auth.phone.start", true), ("booking", false), ("Booking.create", false),
+            ("booking.create", true), ("auth.phone.start", true), ("stats.keyFacts", true), ("booking", false), ("Booking.create", false),
             (".x", false), ("a..b", false), ("a.b.", false), ("a.b-c", false),
         ])
     func operationNames(name: String, valid: Bool) {

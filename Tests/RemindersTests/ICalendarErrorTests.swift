@@ -1,6 +1,7 @@
 import Foundation
 import Platform
 import PropertyBased
+import SharedTesting
 import Testing
 
 @testable import RemindersService
@@ -111,7 +112,7 @@ import Testing
         #expect(parseError { () throws(ICalError) in try ICalendar.parse(utf16) }?.reason == "not an iCalendar file: this is UTF-16 text; save it as UTF-8")
         #expect(parseError { () throws(ICalError) in try ICalendar.parse(Array("%PDF-1.7\n".utf8)) }?.reason == "not an iCalendar file: this is a PDF document")
         // Bytes without a known signature: refused on line 1 all the same.
-        var generator = SplitMix(seed: 7)
+        var generator = SplitMix64(seed: 7)
         let noise = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) }
         #expect(parseError { () throws(ICalError) in try ICalendar.parse(noise) }?.line == 1)
     }
@@ -210,7 +211,7 @@ import Testing
             .map(Fixture.bytes)
         var parsedCount = 0
         await propertyCheck(count: 1_500, input: Gen.uint64()) { seed throws in
-            var generator = SplitMix(seed: seed)
+            var generator = SplitMix64(seed: seed)
             let base = bases[Int(seed % UInt64(bases.count))]
             let damaged = Self.mutate(base, using: &generator)
             let lineCount = damaged.count { $0 == UInt8(ascii: "\n") } + 1
@@ -233,7 +234,7 @@ import Testing
     }
 
     /// A few random edits of `bytes`.
-    static func mutate(_ bytes: [UInt8], using generator: inout SplitMix) -> [UInt8] {
+    static func mutate(_ bytes: [UInt8], using generator: inout SplitMix64) -> [UInt8] {
         var bytes = bytes
         let interesting = Array(":;,\"\\ \t\r\nTZ0123456789-=BEGIN:END:VEVENT".utf8) + [0x00, 0x80, 0xC3, 0xD0, 0xFF, 0xE2, 0xF0]
         for _ in 0..<Int.random(in: 1...4, using: &generator) {

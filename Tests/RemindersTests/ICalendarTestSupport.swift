@@ -1,5 +1,6 @@
 import Foundation
 import Platform
+import SharedTesting
 import Testing
 
 @testable import RemindersService
@@ -64,20 +65,6 @@ func wrapped(_ body: [String]) -> String {
 /// A minimal VEVENT's lines with extra `lines` before its END.
 func eventLines(uid: String = "e@example.com", _ lines: [String] = []) -> [String] {
     ["BEGIN:VEVENT", "UID:\(uid)", "DTSTART:20270105T093000Z"] + lines + ["END:VEVENT"]
-}
-
-/// A small deterministic random number generator (SplitMix64) for generated inputs; a
-/// failing case prints its seed.
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 // MARK: Expected values in JSON (icalendar-python-expected.json)

@@ -1,6 +1,7 @@
 import Foundation
 import Platform
 import PropertyBased
+import SharedTesting
 import Testing
 
 @testable import RemindersService
@@ -124,7 +125,7 @@ import Testing
     /// kind, relative and absolute alarms, optional fields present and absent.
     @Test func generatedCalendarsRoundTrip() async {
         await propertyCheck(count: 300, input: Gen.uint64()) { seed in
-            var generator = SplitMix(seed: seed)
+            var generator = SplitMix64(seed: seed)
             let calendar = Self.randomCalendar(using: &generator)
             let text = ICalendar.write(calendar, productID: "-//Reminders//Test//EN", now: Self.now)
             do {
@@ -139,17 +140,17 @@ import Testing
     static let zones = ["Europe/Moscow", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "UTC", "Australia/Lord_Howe", "America/Argentina/Buenos_Aires"]
     static let alphabet = Array("abcXYZ019 ,;:\\\"\n\tЖжЁёщ«»—€😀👩‍👩‍👧é")
 
-    static func randomText(using generator: inout SplitMix, maximum: Int = 120) -> String {
+    static func randomText(using generator: inout SplitMix64, maximum: Int = 120) -> String {
         let count = Int.random(in: 0...maximum, using: &generator)
         return String((0..<count).map { _ in alphabet.randomElement(using: &generator) ?? "a" })
     }
 
-    static func randomLocal(using generator: inout SplitMix) -> LocalDateTime {
+    static func randomLocal(using generator: inout SplitMix64) -> LocalDateTime {
         let date = LocalDate(daysSinceEpoch: Int64.random(in: -25_000...40_000, using: &generator))
         return LocalDateTime(date: date, time: LocalTime(secondOfDay: Int.random(in: 0..<86_400, using: &generator)) ?? .midnight)
     }
 
-    static func randomDateTime(using generator: inout SplitMix) -> ICalDateTime {
+    static func randomDateTime(using generator: inout SplitMix64) -> ICalDateTime {
         let local = randomLocal(using: &generator)
         switch Int.random(in: 0..<4, using: &generator) {
         case 0: return .date(local.date)
@@ -160,7 +161,7 @@ import Testing
     }
 
     /// A later value of the same kind (and zone), for DTEND.
-    static func later(_ start: ICalDateTime, using generator: inout SplitMix) -> ICalDateTime {
+    static func later(_ start: ICalDateTime, using generator: inout SplitMix64) -> ICalDateTime {
         let days = Int.random(in: 0...3, using: &generator)
         switch start {
         case .date(let date): return .date(date.adding(days: days + 1))
@@ -170,7 +171,7 @@ import Testing
         }
     }
 
-    static func randomAlarm(using generator: inout SplitMix) -> ICalAlarm {
+    static func randomAlarm(using generator: inout SplitMix64) -> ICalAlarm {
         let trigger: ICalAlarm.Trigger = Bool.random(using: &generator)
             ? .relative(seconds: Int.random(in: -2_000_000...2_000_000, using: &generator), fromEnd: Bool.random(using: &generator))
             : .absolute(ICalTime.utcInstant(randomLocal(using: &generator)))
@@ -182,8 +183,8 @@ import Testing
             repeatIntervalSeconds: repeats ? Int.random(in: 0...100_000, using: &generator) : nil)
     }
 
-    static func randomEvent(using generator: inout SplitMix) -> ICalEvent {
-        func maybe<T>(_ make: (inout SplitMix) -> T) -> T? { Bool.random(using: &generator) ? make(&generator) : nil }
+    static func randomEvent(using generator: inout SplitMix64) -> ICalEvent {
+        func maybe<T>(_ make: (inout SplitMix64) -> T) -> T? { Bool.random(using: &generator) ? make(&generator) : nil }
         let start = randomDateTime(using: &generator)
         var event = ICalEvent(uid: "uid-" + randomText(using: &generator, maximum: 20) + "@example.com", start: start)
         event.summary = randomText(using: &generator, maximum: 400)
@@ -208,7 +209,7 @@ import Testing
         return event
     }
 
-    static func randomCalendar(using generator: inout SplitMix) -> ICalCalendar {
+    static func randomCalendar(using generator: inout SplitMix64) -> ICalCalendar {
         let name = Bool.random(using: &generator) ? randomText(using: &generator) : nil
         let events = (0..<Int.random(in: 0...4, using: &generator)).map { _ in randomEvent(using: &generator) }
         return ICalCalendar(productID: "-//Reminders//Test//EN", name: name, events: events)

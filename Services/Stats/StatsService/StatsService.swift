@@ -1,6 +1,10 @@
 import Platform
 
-/// The stats service: fitness assistant: workouts of exercises, a training schedule and statistics.
+/// The stats service: the fitness assistant (spec 004: Home, Gym, Stats). An admin-managed
+/// exercise catalog and slogans; the user's preferences; workouts of N exercises chosen
+/// one at a time with body parts balanced, recommended repetitions, a server-kept
+/// countdown and a score; statistics for a week, two weeks or a month in the user's zone
+/// (the daily performance series, shares per body part and motor ability, key facts).
 ///
 /// Durability: `synchronous=FULL`, because workouts people log must survive power loss.
 public enum StatsService {
@@ -11,7 +15,20 @@ public enum StatsService {
     public static var definition: ServiceDefinition {
         ServiceDefinition(
             name: name,
-            summary: "Fitness assistant: workouts of exercises, a training schedule and statistics.",
-            durability: .full)
+            summary: """
+                The fitness assistant (spec 004): the exercise catalog (admin-managed: names, body part, motor ability, base repetitions \
+                per level, instruction image, video link) and motivational slogans; preferences (level, goal, countdown, exercises per \
+                workout, planned progression, zone) and a history reset; workouts of N exercises chosen at random with body parts \
+                balanced, recommended repetitions, completion only after the countdown (server time), skips, a score; statistics \
+                for a week, two weeks or a month in the user's zone: the performance series, shares per body part and motor \
+                ability (summing to 100), key facts with streaks and the change against the period before.
+                """,
+            durability: .full,
+            operations: CatalogOperations().all + PreferenceOperations().all + WorkoutOperations().all + StatisticsOperations().all
+                // Instruction graphics (admins); ids are the capability to read them.
+                + MediaOperations.operations(service: name, putAuth: CatalogOperations.admin, getAuth: .authenticated),
+            events: StatsEvents.descriptions,
+            subscriptions: [StatsAccountEvents.subscription],
+            migrations: { StatsMigrations.register(in: &$0) })
     }
 }

@@ -149,7 +149,8 @@ public struct RequestEnvelope: Sendable, Equatable {
     private static let notAnObject = Rejection(error: .badRequest("the request must be a JSON object"), id: nil)
     private static let dataNotAnObject = "`data` must be an object"
 
-    /// Whether `text` has the form `segment(.segment)+` of lowercase letters, digits and `_`.
+    /// Whether `text` has the form `service(.segment)+`: the service of lowercase letters,
+    /// digits and `_`, the segments after it of letters (either case), digits and `_`.
     public static func isOperationName(_ text: String) -> Bool {
         guard text.utf8.count <= 128 else { return false }
         var segments = 0
@@ -157,6 +158,9 @@ public struct RequestEnvelope: Sendable, Equatable {
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
+                segmentLength += 1
+            // Operations after the service may be camel-cased (`stats.keyFacts`); services are not.
+            case UInt8(ascii: "A")...UInt8(ascii: "Z") where segments > 0:
                 segmentLength += 1
             case UInt8(ascii: "."):
                 guard segmentLength > 0 else { return false }

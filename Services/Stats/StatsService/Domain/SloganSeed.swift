@@ -1,0 +1,55 @@
+/// The starting motivational slogans: 15 each in German, English and Russian (original wording).
+enum SloganSeed {
+    static let slogans: [(language: String, text: String)] = [
+        // MARK: German
+        ("de", "Jede Wiederholung zählt."),
+        ("de", "Dein Wohnzimmer ist dein Fitnessstudio."),
+        ("de", "Heute stärker als gestern."),
+        ("de", "Kleine Schritte, große Wirkung."),
+        ("de", "Der schwerste Teil ist der Anfang – du hast ihn geschafft."),
+        ("de", "Jeder Tropfen Schweiß bringt dich weiter."),
+        ("de", "Kein Gerät nötig, nur dein Wille."),
+        ("de", "Bleib dran, dein Körper dankt es dir."),
+        ("de", "Zehn Minuten für dich sind nie verschwendet."),
+        ("de", "Ausreden verbrennen keine Kalorien."),
+        ("de", "Du bist stärker, als du denkst."),
+        ("de", "Beweg dich – dein zukünftiges Ich wartet."),
+        ("de", "Eine Übung mehr als gestern."),
+        ("de", "Fortschritt schlägt Perfektion."),
+        ("de", "Atme tief, gib alles, sei stolz."),
+
+        // MARK: English
+        ("en", "Every rep counts."),
+        ("en", "Your living room is your gym."),
+        ("en", "Stronger today than yesterday."),
+        ("en", "Small steps, big results."),
+        ("en", "You showed up. That's the hardest part."),
+        ("en", "No equipment needed, just you."),
+        ("en", "Progress beats perfection."),
+        ("en", "One more rep than last time."),
+        ("en", "Ten minutes for yourself is never wasted."),
+        ("en", "Excuses don't burn calories."),
+        ("en", "You are stronger than you think."),
+        ("en", "Move now, thank yourself later."),
+        ("en", "Consistency builds champions."),
+        ("en", "Breathe deep, push hard, feel proud."),
+        ("en", "Sweat today, smile tomorrow."),
+
+        // MARK: Russian
+        ("ru", "Каждый повтор имеет значение."),
+        ("ru", "Твоя гостиная — твой спортзал."),
+        ("ru", "Сегодня сильнее, чем вчера."),
+        ("ru", "Маленькие шаги — большие результаты."),
+        ("ru", "Ты начал — это самое трудное."),
+        ("ru", "Никаких тренажёров, только ты."),
+        ("ru", "Прогресс важнее совершенства."),
+        ("ru", "На один повтор больше, чем вчера."),
+        ("ru", "Десять минут для себя — это не мало."),
+        ("ru", "Отговорки не сжигают калории."),
+        ("ru", "Ты сильнее, чем думаешь."),
+        ("ru", "Двигайся сейчас — скажешь спасибо потом."),
+        ("ru", "Постоянство рождает чемпионов."),
+        ("ru", "Дыши глубже, работай сильнее, гордись собой."),
+        ("ru", "Пот сегодня — улыбка завтра."),
+    ]
+}

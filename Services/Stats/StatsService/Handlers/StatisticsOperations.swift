@@ -1,0 +1,170 @@
+import Foundation
+import GRDB
+import Platform
+
+/// The Stats page (spec 004, Stats b-h): for the last week, two weeks or month in the
+/// user's zone, the daily performance series, the shares per body part and per motor
+/// ability, and the key facts.
+struct StatisticsOperations: Sendable {
+    var all: [ServiceOperation] { [performance, bodyParts, motorAbilities, keyFacts] }
+
+    struct PeriodRequest: Codable, Sendable {
+        var period: String
+    }
+
+    static let periodRequest = JSONSchema.object(
+        ["period": JSONSchema.oneOf(StatsPeriod.allCases.map(\.rawValue)).described("week (7 days), two_weeks (14) or month (ending today)")],
+        required: ["period"])
+
+    static let rangeSchema = JSONSchema.object(["from": .string(format: .date), "to": .string(format: .date)], required: ["from", "to"])
+
+    /// The caller's statistics for the requested period, ending today in their zone.
+    static func statistics(_ context: RequestContext, _ input: PeriodRequest, _ db: Database) throws -> PeriodStatistics {
+        let user = try context.requirePrincipal().userID
+        guard let period = StatsPeriod(rawValue: input.period) else { throw ServiceError.invalid("period", "week, two_weeks or month") }
+        let today = try UserPreferences.load(db, user: user).clock.local(context.receivedAt).date
+        let from = period.previousRange(endingOn: today).lowerBound
+        return PeriodStatistics(records: try Self.records(db, user: user, from: from, through: today), period: period, today: today)
+    }
+
+    /// The user's exercises from `from` through `through`, and, for the current streak,
+    /// one stand-in per earlier day with a done exercise back to the first gap (outside
+    /// every range, so they add to no sum; at most 1,000 days before the period are read).
+    static func records(_ db: Database, user: String, from: LocalDate, through: LocalDate) throws -> [ExerciseRecord] {
+        var records: [ExerciseRecord] = []
+        try db.cachedStatement(sql: """
+                SELECT workout_id, day, body_part, motor_ability, repetitions, score, state FROM workout_exercise
+                WHERE user_id = ? AND day >= ? AND day <= ? AND state != 'shown'
+                """
+        ).forEachRow(arguments: [user, from.description, through.description]) { row in
+            guard let day = LocalDate(row.string(1)) else { return }
+            records.append(
+                ExerciseRecord(
+                    workoutID: row.string(0), day: day, bodyPart: BodyPart(rawValue: row.string(2)) ?? .fullBody,
+                    motorAbility: MotorAbility(rawValue: row.string(3)) ?? .strength, repetitions: Int(row.integer(4) ?? 0),
+                    score: Int(row.integer(5) ?? 0), skipped: row.string(6) == "skipped"))
+        }
+        var expected = from.adding(days: -1)
+        try db.cachedStatement(sql: "SELECT day FROM training_day WHERE user_id = ? AND day < ? ORDER BY day DESC LIMIT 1000")
+            .forEachRow(arguments: [user, from.description]) { row in
+                guard row.string(0) == expected.description else { return }
+                records.append(ExerciseRecord(workoutID: "", day: expected, bodyPart: .fullBody, motorAbility: .strength, repetitions: 0, score: 0, skipped: false))
+                expected = expected.adding(days: -1)
+            }
+        return records
+    }
+
+    static func range(_ range: ClosedRange<LocalDate>) -> JSONValue { ["from": .string(range.lowerBound.description), "to": .string(range.upperBound.description)] }
+
+    var performance: ServiceOperation {
+        .read(
+            "stats.performance",
+            summary: "The line chart: one point per day of the period (days without training as zero): the day's score (see stats.workout.complete), repetitions and exercises done.",
+            auth: .authenticated, request: Self.periodRequest,
+            response: .object(
+                [
+                    "period": .string(), "range": Self.rangeSchema,
+                    "points": .array(
+                        of: .object(
+                            ["day": .string(format: .date), "score": .integer(minimum: 0), "repetitions": .integer(minimum: 0), "exercises": .integer(minimum: 0)],
+                            required: ["day", "score", "repetitions", "exercises"]), maxItems: 31),
+                ], required: ["period", "range", "points"])
+        ) { (context, input: PeriodRequest, db: Database) -> JSONValue in
+            let stats = try Self.statistics(context, input, db)
+            return [
+                "period": .string(stats.period.rawValue), "range": Self.range(stats.range),
+                "points": .array(
+                    stats.performance.map {
+                        [
+                            "day": .string($0.day.description), "score": .integer(Int64($0.score)), "repetitions": .integer(Int64($0.repetitions)),
+                            "exercises": .integer(Int64($0.exercises)),
+                        ]
+                    }),
+            ]
+        }
+    }
+
+    static func sharesSchema(_ categories: [String]) -> JSONSchema {
+        .object(
+            [
+                "period": .string(), "range": Self.rangeSchema,
+                "shares": JSONSchema.array(
+                    of: .object(
+                        ["category": .oneOf(categories), "count": .integer(minimum: 0), "percent": .integer(minimum: 0, maximum: 100)],
+                        required: ["category", "count", "percent"])
+                ).described("every category in order; percents sum to exactly 100 (largest remainder), or all 0 when nothing was done"),
+            ], required: ["period", "range", "shares"])
+    }
+
+    static func shares<Category>(_ stats: PeriodStatistics, _ shares: [CategoryShare<Category>], name: (Category) -> String) -> JSONValue {
+        [
+            "period": .string(stats.period.rawValue), "range": Self.range(stats.range),
+            "shares": .array(
+                shares.map { ["category": .string(name($0.category)), "count": .integer(Int64($0.count)), "percent": .integer(Int64($0.percent))] }),
+        ]
+    }
+
+    var bodyParts: ServiceOperation {
+        .read(
+            "stats.bodyParts", summary: "The share of exercises done per body part in the period (the bar or pie chart).", auth: .authenticated,
+            request: Self.periodRequest, response: Self.sharesSchema(BodyPart.allCases.map(\.rawValue))
+        ) { (context, input: PeriodRequest, db: Database) -> JSONValue in
+            let stats = try Self.statistics(context, input, db)
+            return Self.shares(stats, stats.bodyPartShares) { $0.rawValue }
+        }
+    }
+
+    var motorAbilities: ServiceOperation {
+        .read(
+            "stats.motorAbilities", summary: "The share of exercises done per motor ability (strength, endurance, speed) in the period.",
+            auth: .authenticated, request: Self.periodRequest, response: Self.sharesSchema(MotorAbility.allCases.map(\.rawValue))
+        ) { (context, input: PeriodRequest, db: Database) -> JSONValue in
+            let stats = try Self.statistics(context, input, db)
+            return Self.shares(stats, stats.motorAbilityShares) { $0.rawValue }
+        }
+    }
+
+    static let changeSchema = JSONSchema.object(
+        [
+            "current": .integer(), "previous": .integer(),
+            "percentChange": JSONSchema.integer().nullable().described("rounded; null when the previous period had none"),
+        ], required: ["current", "previous", "percentChange"])
+
+    static func change(_ change: PeriodChange) -> JSONValue {
+        ["current": .integer(Int64(change.current)), "previous": .integer(Int64(change.previous)), "percentChange": change.percentChange.map { .integer(Int64($0)) } ?? .null]
+    }
+
+    var keyFacts: ServiceOperation {
+        .read(
+            "stats.keyFacts",
+            summary: "The key facts of the period: workouts, exercises done and skipped, repetitions, score, the best day, the current streak (consecutive days with training ending today, or yesterday when today has none yet; it may reach back before the period) and the longest within it, and the change of score, repetitions and workouts against the period before.",
+            auth: .authenticated, request: Self.periodRequest,
+            response: .object(
+                [
+                    "period": .string(), "range": Self.rangeSchema, "previousRange": Self.rangeSchema, "workouts": .integer(minimum: 0),
+                    "exercisesDone": .integer(minimum: 0), "exercisesSkipped": .integer(minimum: 0), "totalRepetitions": .integer(minimum: 0),
+                    "totalScore": .integer(minimum: 0),
+                    "bestDay": JSONSchema.object(["day": .string(format: .date), "score": .integer()], required: ["day", "score"]).nullable(),
+                    "currentStreak": .integer(minimum: 0), "longestStreak": .integer(minimum: 0), "scoreChange": Self.changeSchema,
+                    "repetitionsChange": Self.changeSchema, "workoutsChange": Self.changeSchema,
+                ],
+                required: [
+                    "period", "range", "previousRange", "workouts", "exercisesDone", "exercisesSkipped", "totalRepetitions", "totalScore", "bestDay",
+                    "currentStreak", "longestStreak", "scoreChange", "repetitionsChange", "workoutsChange",
+                ])
+        ) { (context, input: PeriodRequest, db: Database) -> JSONValue in
+            let stats = try Self.statistics(context, input, db)
+            let facts = stats.keyFacts
+            return [
+                "period": .string(stats.period.rawValue), "range": Self.range(stats.range), "previousRange": Self.range(stats.previousRange),
+                "workouts": .integer(Int64(facts.workouts)), "exercisesDone": .integer(Int64(facts.exercisesDone)),
+                "exercisesSkipped": .integer(Int64(facts.exercisesSkipped)), "totalRepetitions": .integer(Int64(facts.totalRepetitions)),
+                "totalScore": .integer(Int64(facts.totalScore)),
+                "bestDay": facts.bestDay.map { ["day": .string($0.day.description), "score": .integer(Int64($0.score))] } ?? .null,
+                "currentStreak": .integer(Int64(facts.currentStreak)), "longestStreak": .integer(Int64(facts.longestStreak)),
+                "scoreChange": Self.change(facts.scoreChange), "repetitionsChange": Self.change(facts.repetitionsChange),
+                "workoutsChange": Self.change(facts.workoutsChange),
+            ]
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import GRDB
+import Platform
+import SharedTesting
+import Testing
+
+@testable import StatsService
+
+/// The stats service in process: its real socket and SQLite file, called as users with
+/// test tokens; every reply checked against its operation's schema.
+@Suite("Stats in process")
+struct StatsFlowTests {
+    static let ann = TestCaller.user("user-ann", roles: [])
+    static let bob = TestCaller.user("user-bob", roles: [])
+    static let admin = TestCaller.user("user-admin", roles: ["admin"])
+
+    @discardableResult
+    static func ok(
+        _ service: InProcessService, _ op: String, _ data: JSONValue = [:], as caller: TestCaller = ann, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> JSONValue {
+        let reply = try await service.call(op, data: data, as: caller)
+        #expect(reply.ok, "\(op): \(reply.error?.code.rawValue ?? "") \(reply.error?.message ?? "") \(reply.error?.fields ?? [:])", sourceLocation: sourceLocation)
+        return reply.data ?? .null
+    }
+
+    static func error(_ service: InProcessService, _ op: String, _ data: JSONValue, as caller: TestCaller = ann) async throws -> Reply.Parsed {
+        let reply = try await service.call(op, data: data, as: caller)
+        #expect(!reply.ok, "\(op) should fail")
+        return reply
+    }
+
+    @Test("preferences, a workout with an early completion, a skip and a wrong exercise, the score; other users' workouts are not theirs")
+    func workout() async throws {
+        try await InProcessService.with(StatsService.definition) { service in
+            let defaults = try await Self.ok(service, "stats.preferences.get")
+            #expect(defaults["level"] == "beginner" && defaults["exercisesPerWorkout"] == 8 && defaults["timeZone"] == "UTC")
+            #expect(try await Self.error(service, "stats.preferences.set", ["countdownSeconds": 1]).error?.code == .validationFailed)
+            let set = try await Self.ok(
+                service, "stats.preferences.set",
+                ["level": "intermediate", "goal": "challenge", "countdownSeconds": 5, "exercisesPerWorkout": 2, "timeZone": "Europe/Berlin", "language": "de"])
+            #expect(set["goal"] == "challenge" && set["countdownSeconds"] == 5 && set["language"] == "de")
+
+            let first = try await Self.ok(service, "stats.workout.start", ["id": "A1B2C3D4-workout-1"])
+            #expect(first["number"] == 1 && first["of"] == 2 && first["countdownSeconds"] == 5)
+            let workoutID = try #require(first["workoutId"]?.stringValue)
+            let firstExercise = try #require(first["exercise"]?["id"]?.stringValue)
+            // A retried start is the same workout.
+            #expect(try await Self.ok(service, "stats.workout.start", ["id": "A1B2C3D4-workout-1"])["exercise"]?["id"]?.stringValue == firstExercise)
+
+            // Too early: the countdown (5 s) plus 3 s have not passed.
+            let early = try await Self.error(
+                service, "stats.workout.complete", ["workoutId": .string(workoutID), "number": 1, "exerciseId": .string(firstExercise), "repetitions": 12])
+            #expect(early.error?.code == .conflict && early.error?.details["reason"] == "too_early")
+            let remaining = try #require(early.error?.details["remainingSeconds"]?.integerValue)
+            #expect((1...8).contains(remaining))
+
+            // Bob cannot touch Ann's workout; no one completes an exercise not on screen.
+            #expect(try await Self.error(service, "stats.workout.skip", ["workoutId": .string(workoutID)], as: Self.bob).error?.code == .notFound)
+            let wrong = try await Self.error(
+                service, "stats.workout.complete", ["workoutId": .string(workoutID), "number": 2, "exerciseId": .string(firstExercise), "repetitions": 12])
+            #expect(wrong.error?.details["reason"] == "not_current")
+            #expect(
+                try await Self.error(
+                    service, "stats.workout.complete", ["workoutId": .string(workoutID), "number": 1, "exerciseId": .string(firstExercise), "repetitions": -1]
+                ).error?.code == .validationFailed)
+
+            // A skip keeps the number and shows another exercise.
+            let skipped = try await Self.ok(service, "stats.workout.skip", ["workoutId": .string(workoutID)])
+            #expect(skipped["number"] == 1 && skipped["exercise"]?["id"]?.stringValue != firstExercise)
+            let second = try #require(skipped["exercise"]?["id"]?.stringValue)
+            let recommended = try #require(skipped["recommended"]?.integerValue)
+
+            try await Task.sleep(for: .seconds(8.2))
+            let done = try await Self.ok(
+                service, "stats.workout.complete",
+                ["workoutId": .string(workoutID), "number": 1, "exerciseId": .string(second), "repetitions": .integer(recommended)])
+            // Doing what was recommended at intermediate: 100 × 1 × 1.25.
+            #expect(done["result"]?["score"] == 125 && done["result"]?["percentOfRecommendation"] == 100 && done["finished"] == false)
+            let next = try #require(done["next"]?["exercise"]?["id"]?.stringValue)
+            #expect(done["next"]?["number"] == 2 && next != second)
+
+            try await Task.sleep(for: .seconds(8.2))
+            let last = try await Self.ok(
+                service, "stats.workout.complete", ["workoutId": .string(workoutID), "number": 2, "exerciseId": .string(next), "repetitions": 0])
+            #expect(last["finished"] == true && last["next"] == .null)
+            #expect(last["summary"]?["exercisesDone"] == 2 && last["summary"]?["exercisesSkipped"] == 1 && last["summary"]?["score"] == 125)
+            #expect(try await Self.error(service, "stats.workout.skip", ["workoutId": .string(workoutID)]).error?.details["reason"] == "workout_finished")
+            #expect(try await Self.ok(service, "stats.workout.current")["step"] == .null)
+
+            // Today's statistics show it; Bob's show nothing.
+            let facts = try await Self.ok(service, "stats.keyFacts", ["period": "week"])
+            #expect(facts["workouts"] == 1 && facts["exercisesDone"] == 2 && facts["exercisesSkipped"] == 1 && facts["totalScore"] == 125)
+            #expect(facts["currentStreak"] == 1)
+            #expect(try await Self.ok(service, "stats.keyFacts", ["period": "week"], as: Self.bob)["workouts"] == 0)
+            #expect(try await Self.error(service, "stats.keyFacts", ["period": "year"]).error?.code == .validationFailed)
+        }
+    }
+
+    /// Writes a done exercise straight into the database (a history of past days).
+    static func record(
+        _ db: Database, user: String, workout: String, number: Int, day: String, exercise: String, part: BodyPart, ability: MotorAbility,
+        reps: Int, score: Int, skipped: Bool = false
+    ) throws {
+        try db.execute(
+            sql: """
+                INSERT OR IGNORE INTO workout (user_id, id, state, source, planned, countdown_seconds, started_ms, day) VALUES (?, ?, 'finished', 'live', 8, 30, 0, ?)
+                """, arguments: [user, workout, day])
+        try db.execute(
+            sql: """
+                INSERT INTO workout_exercise (user_id, workout_id, number, attempt, exercise_id, body_part, motor_ability, recommended, shown_ms, state,
+                    completed_ms, repetitions, score, day)
+                VALUES (?, ?, ?, 1, ?, ?, ?, 10, 0, ?, 0, ?, ?, ?)
+                """, arguments: [user, workout, number, exercise, part.rawValue, ability.rawValue, skipped ? "skipped" : "done", reps, score, day])
+        if !skipped { try db.execute(sql: "INSERT OR IGNORE INTO training_day (user_id, day) VALUES (?, ?)", arguments: [user, day]) }
+    }
+
+    @Test("statistics of a history: the daily series with zero days, shares summing to 100, key facts with a streak from before the period, the change")
+    func statistics() async throws {
+        try await InProcessService.with(StatsService.definition) { service in
+            let today = ZoneClock.utc.local(Date()).date
+            @Sendable func day(_ offset: Int) -> String { today.adding(days: offset).description }
+            try await service.runtime.pool.write { db in
+                // Ann trained the 10 days up to today, one exercise a day; three a day before.
+                for offset in -9...0 {
+                    let part: BodyPart = offset % 3 == 0 ? .legs : (offset % 3 == -1 ? .core : .chest)
+                    try Self.record(db, user: "user-ann", workout: "w\(offset)", number: 1, day: day(offset), exercise: "x", part: part, ability: .strength, reps: 10, score: 100)
+                }
+                try Self.record(db, user: "user-ann", workout: "w0", number: 2, day: day(0), exercise: "y", part: .back, ability: .speed, reps: 5, score: 50, skipped: true)
+                try Self.record(db, user: "user-bob", workout: "b", number: 1, day: day(0), exercise: "x", part: .arms, ability: .endurance, reps: 99, score: 999)
+            }
+            let series = try await Self.ok(service, "stats.performance", ["period": "two_weeks"])
+            let points = try #require(series["points"]?.arrayValue)
+            #expect(points.count == 14 && points.last?["day"]?.stringValue == day(0) && points.first?["day"]?.stringValue == day(-13))
+            #expect(points.prefix(4).allSatisfy { $0["score"] == 0 } && points.suffix(10).allSatisfy { $0["score"] == 100 && $0["exercises"] == 1 })
+
+            // A week: days -6...0: legs at 0, -3, -6; core at -1, -4; chest at -2, -5 → 3/7, 2/7, 2/7
+            // (42.9, 28.6, 28.6: the two remainders tie and chest comes first in the order).
+            let parts = try await Self.ok(service, "stats.bodyParts", ["period": "week"])
+            let percents = Dictionary(uniqueKeysWithValues: (parts["shares"]?.arrayValue ?? []).map { ($0["category"]?.stringValue ?? "", $0["percent"]?.integerValue ?? -1) })
+            #expect(percents == ["chest": 29, "back": 0, "shoulders": 0, "arms": 0, "core": 28, "legs": 43, "full_body": 0])
+            #expect(percents.values.reduce(0, +) == 100)
+            let abilities = try await Self.ok(service, "stats.motorAbilities", ["period": "week"])
+            #expect(abilities["shares"]?.arrayValue?.first?["percent"] == 100)
+
+            let facts = try await Self.ok(service, "stats.keyFacts", ["period": "week"])
+            #expect(facts["workouts"] == 7 && facts["exercisesDone"] == 7 && facts["exercisesSkipped"] == 1 && facts["totalRepetitions"] == 70)
+            // The streak runs back before the week: 10 days.
+            #expect(facts["currentStreak"] == 10 && facts["longestStreak"] == 7)
+            // The week before had 3 training days (-9...-7): +133 %.
+            #expect(facts["scoreChange"] == ["current": 700, "previous": 300, "percentChange": 133])
+            #expect(facts["bestDay"]?["day"]?.stringValue == day(-6))
+
+            // A reset needs the word; then the history is gone.
+            #expect(try await Self.error(service, "stats.history.reset", ["confirm": "yes"]).error?.code == .validationFailed)
+            #expect(try await Self.ok(service, "stats.history.reset", ["confirm": "reset"])["workoutsDeleted"] == 10)
+            #expect(try await Self.ok(service, "stats.keyFacts", ["period": "month"])["exercisesDone"] == 0)
+            #expect(try await Self.ok(service, "stats.keyFacts", ["period": "week"], as: Self.bob)["totalScore"] == 999)
+        }
+    }
+
+    @Test("the catalog: at least 40 exercises named in the caller's language; admins edit it and the slogans; others may not")
+    func catalog() async throws {
+        try await InProcessService.with(StatsService.definition) { service in
+            let list = try #require(try await Self.ok(service, "stats.exercises.list")["items"]?.arrayValue)
+            #expect(list.count >= 40)
+            let legs = try await Self.ok(service, "stats.exercises.list", ["bodyPart": "legs"])["items"]?.arrayValue ?? []
+            #expect(!legs.isEmpty && legs.allSatisfy { $0["bodyPart"] == "legs" })
+            let fields: [String: JSONValue] = [
+                "id": "towel_row", "nameDe": "Handtuchrudern", "nameEn": "Towel Row", "bodyPart": "back", "motorAbility": "strength", "beginner": 8,
+                "intermediate": 12, "advanced": 16, "videoUrl": "https://video.example/towel-row",
+            ]
+            let exercise = JSONValue.object(fields)
+            #expect(try await Self.error(service, "stats.admin.exercises.save", exercise).error?.code == .forbidden)
+            #expect(try await Self.ok(service, "stats.admin.exercises.save", exercise, as: Self.admin)["name"] == "Towel Row")
+            var falling = fields
+            falling["advanced"] = 4
+            #expect(try await Self.error(service, "stats.admin.exercises.save", .object(falling), as: Self.admin).error?.code == .validationFailed)
+            var insecure = fields
+            insecure["videoUrl"] = "http://video.example/x"
+            #expect(try await Self.error(service, "stats.admin.exercises.save", .object(insecure), as: Self.admin).error?.code == .validationFailed)
+            try await Self.ok(service, "stats.preferences.set", ["language": "de"])
+            #expect(try await Self.ok(service, "stats.exercises.get", ["id": "towel_row"])["name"] == "Handtuchrudern")
+            #expect(try await Self.error(service, "stats.exercises.get", ["id": "nope"]).error?.code == .notFound)
+
+            let slogan = try await Self.ok(service, "stats.slogan")
+            #expect(slogan["language"] == "de" && slogan["text"]?.stringValue?.isEmpty == false)
+            let added = try await Self.ok(service, "stats.admin.slogans.save", ["language": "fr", "text": "Allez!"], as: Self.admin)
+            #expect(try await Self.ok(service, "stats.slogan", ["language": "fr"])["text"] == "Allez!")
+            try await Self.ok(service, "stats.admin.slogans.save", ["id": added["id"] ?? 0, "language": "fr", "text": "Allez!", "active": false], as: Self.admin)
+            #expect(try await Self.ok(service, "stats.slogan", ["language": "fr"])["language"] == "en")
+        }
+    }
+}
