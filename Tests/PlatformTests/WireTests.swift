@@ -72,6 +72,10 @@ struct WireTests {
     func instants() throws {
         #expect(Instant.format(epochMilliseconds: 1_795_341_600_123) == "2026-11-22T10:00:00.123Z")
         #expect(Instant.format(epochMilliseconds: -1) == "1969-12-31T23:59:59.999Z")
+        // Beyond the four-digit years: clamped to their ends, never wrapped to 0000.
+        #expect(Instant.format(Date(timeIntervalSince1970: 253_402_300_799.9995)) == "9999-12-31T23:59:59.999Z")
+        #expect(Instant.format(Date(timeIntervalSince1970: 253_402_400_000)) == "9999-12-31T23:59:59.999Z")
+        #expect(Instant.format(Date(timeIntervalSince1970: -62_167_219_300)) == "0000-01-01T00:00:00.000Z")
         // Before 1970 a parsed instant is not exact in binary; it must not lose a millisecond.
         for text in ["1969-12-31T23:59:59.123Z", "1900-02-28T01:02:03.001Z", "1970-01-01T00:00:00.001Z", "0001-01-01T00:00:00.999Z"] {
             #expect(Instant.parse(text).map(Instant.format) == text)

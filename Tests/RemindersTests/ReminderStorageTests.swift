@@ -170,6 +170,40 @@ struct ReminderStorageTests {
         } }
     }
 
+    @Test("words are unicode61's: marks alone make no word (no query matches everything), spacing marks separate, nothing is indexed without its owner's key")
+    func marksAreNotWords() throws {
+        #expect(SearchTerms.words("❤️ ☀️ \u{0301} \u{20DD}") == [])
+        #expect(SearchTerms.match("❤️", user: "user-ann") == nil)
+        #expect(SearchTerms.words("xः1sedhgebhqmilk") == ["x", "1sedhgebhqmilk"])
+        let indexed = SearchTerms.indexed("xः1sedhgebhqmilk нора́", user: "user-ann")
+        let key = SearchTerms.key(user: "user-ann")
+        #expect(indexed == "\(key)x \(key)1sedhgebhqmilk \(key)нора")
+        try Self.withServiceDatabase { pool in try pool.write { db in
+            try Self.row("a", title: "xः1sedhgebhqmilk ❤️ café").save(db)
+            // Every term in the index starts with its owner's key.
+            try db.execute(sql: "CREATE VIRTUAL TABLE terms USING fts5vocab(reminder_fts, row)")
+            let terms = try String.fetchAll(db, sql: "SELECT term FROM terms")
+            #expect(!terms.isEmpty && terms.allSatisfy { $0.hasPrefix(key) })
+        } }
+    }
+
+    @Test("purging a reminder removes its owner's alerts only, though another user's reminder has the same id")
+    func purgeKeepsOtherUsersAlerts() throws {
+        try Self.withServiceDatabase { pool in try pool.write { db in
+            try Self.row("same", user: "user-ann", title: "A").save(db)
+            try Self.row("same", user: "user-bob", title: "B").save(db)
+            for user in ["user-ann", "user-bob"] {
+                try db.execute(
+                    sql: "INSERT INTO fired_alert (id, reminder_id, user_id, occurrence_local, occurrence_ms, fired_ms) VALUES (?, 'same', ?, '2027-01-01T09:00', 0, 0)",
+                    arguments: ["alr-\(user)", user])
+            }
+            let ann = try #require(try ReminderRow.find(db, id: "same", user: "user-ann"))
+            try ReminderStore.purge(db, ann, now: Date(), store: nil)
+            #expect(try String.fetchAll(db, sql: "SELECT id FROM fired_alert") == ["alr-user-bob"])
+            #expect(try ReminderRow.find(db, id: "same", user: "user-bob") != nil)
+        } }
+    }
+
     @Test("the migration to per-user terms indexes the reminders stored before it")
     func migrationIndexesOldRows() throws {
         let queue = try Self.database(upTo: "reminders-1")

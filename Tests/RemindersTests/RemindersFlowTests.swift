@@ -181,9 +181,24 @@ struct RemindersFlowTests {
             #expect(history["items"]?.arrayValue?.compactMap { $0["status"]?.stringValue } == ["archived", "completed"])
             let found = try await Self.ok(service, "reminders.history", ["query": "молоко"])
             #expect(found["items"]?.arrayValue?.count == 1)
+            // A searched history pages in the order asked: the last closed first with desc.
+            let newest = try await Self.ok(service, "reminders.history", ["query": "купить", "order": "desc", "limit": 1])
+            #expect(newest["items"]?.arrayValue?.first?["id"] == bread)
+            let older = try await Self.ok(
+                service, "reminders.history", ["query": "купить", "order": "desc", "limit": 1, "cursor": try #require(newest["next"])])
+            #expect(older["items"]?.arrayValue?.first?["id"] == milk && older["next"] == .null)
             #expect(try await Self.ok(service, "reminders.purge", ["archived": true])["purged"] == 1)
             #expect(try await Self.ok(service, "reminders.list", ["status": "archived"])["items"] == [])
-            #expect(try await Self.count(service, "SELECT COUNT(*) FROM reminder_fts WHERE reminder_fts MATCH 'молоко'") == 0)
+            let milkTerms = try #require(SearchTerms.match("молоко", user: "user-ann"))
+            #expect(try await Self.count(service, "SELECT COUNT(*) FROM reminder_fts WHERE reminder_fts MATCH ?", [milkTerms]) == 0)
+            let breadTerms = try #require(SearchTerms.match("хлеб", user: "user-ann"))
+            #expect(try await Self.count(service, "SELECT COUNT(*) FROM reminder_fts WHERE reminder_fts MATCH ?", [breadTerms]) == 1)
+            // A date range lists only reminders with an occurrence in it, none with nothing ahead.
+            try await Self.ok(service, "reminders.create", ["id": "past-one-1", "title": "Прошлое", "start": "2020-01-01T09:00", "zone": "UTC"])
+            let ahead = try await Self.ok(service, "reminders.list", ["from": "2027-01-01"])
+            let aheadIDs = ahead["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? []
+            #expect(!aheadIDs.contains("past-one-1"))
+            #expect(try await Self.ok(service, "reminders.list", ["from": "9999-12-31"])["items"] == [])
         }
     }
 

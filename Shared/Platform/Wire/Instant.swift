@@ -13,8 +13,12 @@ public enum Instant {
         // Whole microseconds first (a parsed instant like 1969-12-31T23:59:59.123Z is not
         // exact in binary and would floor to .122), then down to the millisecond.
         // Dates beyond the years 0000-9999 cannot be written in four digits; clamp.
-        let microseconds = max(-62_167_219_200_000_000, min(253_402_300_799_999_999, (date.timeIntervalSince1970 * 1_000_000).rounded()))
-        return format(epochMilliseconds: floorDivide(Int64(microseconds), 1000).0)
+        // The bounds compared as integers: 253,402,300,799,999,999 as a Double rounds up into
+        // the year 10000, which four digits would write as 0000.
+        let exact = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let last: Int64 = 253_402_300_799_999_999, first: Int64 = -62_167_219_200_000_000
+        let microseconds = exact >= Double(last) ? last : exact <= Double(first) ? first : min(last, Int64(exact))
+        return format(epochMilliseconds: floorDivide(microseconds, 1000).0)
     }
 
     /// Formats milliseconds since 1970.

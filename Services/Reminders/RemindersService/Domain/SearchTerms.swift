@@ -9,9 +9,9 @@
 /// pair in ten thousand among a million users): the search still joins on the user id,
 /// the shared key only costs time.
 ///
-/// Words are what SQLite's `unicode61` tokenizer would make of the text: runs of letters,
-/// digits and marks, lowercased, with Ё as Е (Russian writers often type е for ё and
-/// unicode61 does not fold it); the tokenizer then folds their diacritics.
+/// Words are what SQLite's `unicode61` tokenizer would make of the text (``words(_:)``),
+/// lowercased, with Ё as Е (Russian writers often type е for ё and unicode61 does not
+/// fold it); the tokenizer then folds their diacritics.
 public enum SearchTerms {
     /// Characters of a user's key (base 36: 36^10 keys).
     static let keyLength = 10
@@ -32,15 +32,21 @@ public enum SearchTerms {
         return String(decoding: key, as: UTF8.self)
     }
 
-    /// The words of a text as the index keeps them.
+    /// The words of a text as the index keeps them: what `unicode61` makes a token of.
+    /// Letters, numbers and private-use characters make words; non-spacing and enclosing
+    /// marks (accents, variation selectors) are dropped inside a word, as the tokenizer
+    /// drops them; everything else separates, spacing marks too (so a word of marks
+    /// alone is no word, and no text can make an index term without its owner's key).
     static func words(_ text: String) -> [String] {
         var words: [String] = []
         var word = String.UnicodeScalarView()
         for scalar in text.lowercased().unicodeScalars {
             switch scalar.properties.generalCategory {
             case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .decimalNumber, .letterNumber, .otherNumber,
-                .nonspacingMark, .spacingMark, .enclosingMark, .privateUse:
+                .privateUse:
                 word.append(scalar == "ё" ? "е" : scalar)
+            case .nonspacingMark, .enclosingMark:
+                continue
             default:
                 if !word.isEmpty { words.append(String(word)) }
                 word = String.UnicodeScalarView()

@@ -48,6 +48,7 @@ struct ReminderQueries: Sendable {
                 filter += " AND category = ?"
                 _ = arguments.append(contentsOf: [category.rawValue])
             }
+            if input.from != nil || input.to != nil { filter += " AND next_at_ms IS NOT NULL" }
             if let from = input.from {
                 filter += " AND next_sort >= ?"
                 _ = arguments.append(contentsOf: [ReminderScheduler.ms(clock.zone.startOfDay(from))])
@@ -113,10 +114,9 @@ struct ReminderQueries: Sendable {
     /// The caller's reminders with every word of `query`: those with all of them in the
     /// title first, then the others; newest first within each (FTS5 reads its matches in
     /// rowid order and stops at the page, where ranking by relevance scored every match:
-    /// a thousand matches cost a millisecond). The history's search: closed ones, in the
-    /// order they were closed.
+    /// a thousand matches cost a millisecond).
     static func search(
-        _ db: Database, query: String, user: String, status: ReminderStatus?, limit: Int, history: Bool = false, clock: UserClock
+        _ db: Database, query: String, user: String, status: ReminderStatus?, limit: Int, clock: UserClock
     ) throws -> [ReminderView] {
         guard let anywhere = SearchTerms.match(query, user: user), let inTitle = SearchTerms.match(query, user: user, in: "search_title") else { return [] }
         var sql = """
@@ -127,10 +127,6 @@ struct ReminderQueries: Sendable {
         if let status {
             sql += " AND reminder.status = ?"
             _ = arguments.append(contentsOf: [status.rawValue])
-        }
-        if history {
-            sql += " AND reminder.status IN ('completed', 'archived') ORDER BY reminder.closed_ms, reminder.rowid LIMIT ?"
-            return try ReminderView.fetch(db, sql: sql, arguments: [anywhere] + arguments + [limit], clock: clock)
         }
         sql += " ORDER BY reminder_fts.rowid DESC LIMIT ?"
         var seen = Set<Int64>()
@@ -162,13 +158,16 @@ struct ReminderQueries: Sendable {
         ) { (context, input: HistoryRequest, db: Database) -> ReminderPage in
             let user = try context.requirePrincipal().userID
             let clock = try UserClock.load(db, user: user)
-            let limit = input.limit ?? 50
+            var filter = "user_id = ? AND closed_ms IS NOT NULL AND status IN ('completed', 'archived')"
+            var arguments: StatementArguments = [user]
             if let query = input.query {
-                let items = try Self.search(db, query: query, user: user, status: nil, limit: limit, history: true, clock: clock)
-                return ReminderPage(items: input.order == "desc" ? items.reversed() : items)
+                guard let match = SearchTerms.match(query, user: user) else { return ReminderPage(items: []) }
+                filter += " AND rowid IN (SELECT rowid FROM reminder_fts WHERE reminder_fts MATCH ?)"
+                _ = arguments.append(contentsOf: [match])
             }
             return try Self.keysetPage(
-                db, filter: "user_id = ? AND closed_ms IS NOT NULL AND status IN ('completed', 'archived')", arguments: [user], sortColumn: "closed_ms", descending: input.order == "desc", cursor: input.cursor, limit: limit, clock: clock)
+                db, filter: filter, arguments: arguments, sortColumn: "closed_ms", descending: input.order == "desc", cursor: input.cursor,
+                limit: input.limit ?? 50, clock: clock)
         }
     }
 

@@ -25,8 +25,8 @@ enum ReminderViews {
 
     static let reminderSchema = JSONSchema.object(
         [
-            "id": .string(), "title": .string(), "description": JSONSchema.string().nullable(), "location": JSONSchema.string().nullable(),
-            "notes": JSONSchema.string().nullable(), "category": .oneOf(ReminderCategory.allCases.map(\.rawValue)),
+            "id": .string(), "title": .string(), "description": JSONSchema.string(maxLength: 4_000).nullable(),
+            "location": JSONSchema.string(maxLength: 500).nullable(), "notes": JSONSchema.string(maxLength: 4_000).nullable(), "category": .oneOf(ReminderCategory.allCases.map(\.rawValue)),
             "importance": .oneOf(Importance.allCases.map(\.rawValue)), "special": .boolean, "imageId": JSONSchema.string().nullable(),
             "notification": notificationSchema,
             "start": JSONSchema.string().described("YYYY-MM-DDTHH:MM, or YYYY-MM-DD all-day"), "allDay": .boolean,

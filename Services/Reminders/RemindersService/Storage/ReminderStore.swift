@@ -68,10 +68,10 @@ enum ReminderStore {
     /// deletion in the changes feed.
     static func purge(_ db: Database, _ row: ReminderRow, now: Date, store: MediaStore?) throws {
         try DurableTimers.cancel(db, kind: ReminderScheduler.timerKind, key: row.timerKey)
-        for alert in try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM fired_alert WHERE reminder_id = ?"), arguments: [row.id]) {
+        for alert in try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM fired_alert WHERE reminder_id = ? AND user_id = ?"), arguments: [row.id, row.userID]) {
             try DurableTimers.cancel(db, kind: ReminderScheduler.snoozeKind, key: alert)
         }
-        try db.cachedStatement(sql: "DELETE FROM fired_alert WHERE reminder_id = ?").execute(arguments: [row.id])
+        try db.cachedStatement(sql: "DELETE FROM fired_alert WHERE reminder_id = ? AND user_id = ?").execute(arguments: [row.id, row.userID])
         try db.cachedStatement(sql: "DELETE FROM reminder WHERE rowid = ?").execute(arguments: [row.rowID])
         if let image = row.content.imageID {
             if let store {
