@@ -190,4 +190,50 @@ struct StatsFlowTests {
             #expect(try await Self.ok(service, "stats.slogan", ["language": "fr"])["language"] == "en")
         }
     }
+
+    @Test("offline workouts: accepted when plausible, the same upload again is already there, implausible ones refused with every reason, none dropped")
+    func offlineSync() async throws {
+        try await InProcessService.with(StatsService.definition) { service in
+            let base = Date().addingTimeInterval(-3 * 3_600)
+            func at(_ seconds: Double) -> JSONValue { .string(Instant.format(base.addingTimeInterval(seconds))) }
+            let good: JSONValue = [
+                "id": "offline-workout-1", "countdownSeconds": 10, "level": "advanced",
+                "exercises": [
+                    ["exerciseId": "push_up", "shownAt": at(0), "completedAt": at(20), "repetitions": 20, "recommended": 20],
+                    ["exerciseId": "plank_hold", "shownAt": at(30), "completedAt": at(31), "repetitions": 0, "recommended": 40, "skipped": true],
+                    ["exerciseId": "superman", "shownAt": at(40), "completedAt": at(60), "repetitions": 40, "recommended": 10],
+                ],
+            ]
+            let tooEarly: JSONValue = [
+                "id": "offline-workout-2", "countdownSeconds": 30,
+                "exercises": [
+                    ["exerciseId": "push_up", "shownAt": at(600), "completedAt": at(610), "repetitions": 5, "recommended": 10],
+                    ["exerciseId": "nope", "shownAt": at(590), "completedAt": at(700), "repetitions": -3, "recommended": 10],
+                ],
+            ]
+            let overlapping: JSONValue = [
+                "id": "offline-workout-3", "countdownSeconds": 5,
+                "exercises": [["exerciseId": "squat", "shownAt": at(10), "completedAt": at(50), "repetitions": 10, "recommended": 10]],
+            ]
+            let future: JSONValue = [
+                "id": "offline-workout-4", "countdownSeconds": 5,
+                "exercises": [["exerciseId": "squat", "shownAt": at(4 * 3_600), "completedAt": at(4 * 3_600 + 20), "repetitions": 10, "recommended": 10]],
+            ]
+            let reply = try await Self.ok(service, "stats.workouts.sync", ["workouts": [good, tooEarly, overlapping, future]])
+            // Advanced (weight 1.5): 100 % → 150, capped at twice the recommendation → 300.
+            #expect(reply["accepted"] == [["id": "offline-workout-1", "score": 450, "exercisesDone": 2]])
+            let refused = Dictionary(
+                uniqueKeysWithValues: (reply["refused"]?.arrayValue ?? []).map { ($0["id"]?.stringValue ?? "", Set(($0["problems"]?.arrayValue ?? []).compactMap { $0["problem"]?.stringValue })) })
+            #expect(refused["offline-workout-2"] == ["completed_too_early", "not_in_order", "negative_repetitions", "unknown_exercise"])
+            #expect(refused["offline-workout-3"] == ["overlaps_another_workout"])
+            #expect(refused["offline-workout-4"] == ["in_future"])
+            #expect(reply["already"] == [])
+
+            let again = try await Self.ok(service, "stats.workouts.sync", ["workouts": [good]])
+            #expect(again["already"] == ["offline-workout-1"] && again["accepted"] == [])
+            let facts = try await Self.ok(service, "stats.keyFacts", ["period": "week"])
+            #expect(facts["workouts"] == 1 && facts["exercisesDone"] == 2 && facts["exercisesSkipped"] == 1 && facts["totalScore"] == 450)
+            #expect(try await Self.ok(service, "stats.keyFacts", ["period": "week"], as: Self.bob)["workouts"] == 0)
+        }
+    }
 }

@@ -19,12 +19,14 @@ public enum StatsService {
                 The fitness assistant (spec 004): the exercise catalog (admin-managed: names, body part, motor ability, base repetitions \
                 per level, instruction image, video link) and motivational slogans; preferences (level, goal, countdown, exercises per \
                 workout, planned progression, zone) and a history reset; workouts of N exercises chosen at random with body parts \
-                balanced, recommended repetitions, completion only after the countdown (server time), skips, a score; statistics \
+                balanced, recommended repetitions, completion only after the countdown (server time), skips, a score; workouts done \
+                offline uploaded later (checked for plausibility, every one accepted, already there or refused with reasons); statistics \
                 for a week, two weeks or a month in the user's zone: the performance series, shares per body part and motor \
                 ability (summing to 100), key facts with streaks and the change against the period before.
                 """,
             durability: .full,
-            operations: CatalogOperations().all + PreferenceOperations().all + WorkoutOperations().all + StatisticsOperations().all
+            operations: CatalogOperations().all + PreferenceOperations().all + WorkoutOperations().all + SyncOperations().all
+                + StatisticsOperations().all
                 // Instruction graphics (admins); ids are the capability to read them.
                 + MediaOperations.operations(service: name, putAuth: CatalogOperations.admin, getAuth: .authenticated),
             events: StatsEvents.descriptions,

@@ -265,6 +265,14 @@ struct WorkoutOperations: Sendable {
         }
     }
 
+    /// A finished workout's summary (the reply and `stats.workout.completed`'s data).
+    static func summary(id: String, done: Int, skipped: Int, score: Int, repetitions: Int) -> JSONValue {
+        [
+            "workoutId": .string(id), "exercisesDone": .integer(Int64(done)), "exercisesSkipped": .integer(Int64(skipped)),
+            "score": .integer(Int64(score)), "repetitions": .integer(Int64(repetitions)),
+        ]
+    }
+
     /// Finishes a workout: the exercise on screen (if any) is dropped unscored; publishes
     /// `stats.workout.completed` when anything was done. Returns the summary.
     @discardableResult
@@ -273,11 +281,8 @@ struct WorkoutOperations: Sendable {
         try db.cachedStatement(sql: "UPDATE workout SET state = 'finished', ended_ms = ? WHERE user_id = ? AND id = ?").execute(arguments: [ms(now), user, id])
         guard let workout = try Workout.load(db, user: user, id: id) else { throw ServiceError.notFound("no such workout") }
         let done = workout.steps.filter { $0.state == "done" }
-        let summary: JSONValue = [
-            "workoutId": .string(id), "exercisesDone": .integer(Int64(done.count)),
-            "exercisesSkipped": .integer(Int64(workout.steps.count - done.count)), "score": .integer(Int64(workout.score)),
-            "repetitions": .integer(Int64(done.reduce(0) { $0 + $1.repetitions })),
-        ]
+        let summary = Self.summary(
+            id: id, done: done.count, skipped: workout.steps.count - done.count, score: workout.score, repetitions: done.reduce(0) { $0 + $1.repetitions })
         if !done.isEmpty {
             try StatsEvents.workoutCompleted(db, user: user, summary: summary, startedMs: workout.startedMs, endedMs: ms(now), at: now)
         }

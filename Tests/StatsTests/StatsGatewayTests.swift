@@ -1,0 +1,85 @@
+import Foundation
+import GRDB
+import Platform
+import SharedTesting
+import Testing
+
+/// The fitness assistant's journey through the gateway, with auth and stats as real
+/// processes: a device account (no sign-in), preferences, a workout with an early
+/// completion attempt and a skip, an offline workout uploaded, the statistics, and the
+/// account's deletion taking its workouts.
+@Suite("Stats through the gateway", .serialized)
+struct StatsGatewayTests {
+    static let environment = ["BACKEND_AUTH_SCRYPT_LOG_N": "10", "BACKEND_AUTH_POW_DIFFICULTY": "4"]
+
+    @Test("device account, preferences, a workout with a skip and an early completion, an offline upload, statistics, deletion")
+    func journey() async throws {
+        try await TestStack.with(services: ["auth", "stats"], extraEnvironment: Self.environment) { stack in
+            let device = try await stack.client.ok(
+                "auth.device.register", ["challenge": try await AuthFixtures.solvedChallenge(stack.client), "timeZone": "Europe/Berlin"])
+            let token = try #require(device["accessToken"]?.stringValue)
+            #expect(try await stack.client.call("stats.preferences.get", data: [:]).error?.code == .unauthenticated)
+
+            try await stack.client.ok("stats.preferences.set", ["countdownSeconds": 5, "exercisesPerWorkout": 1, "timeZone": "Europe/Berlin"], token: token)
+            let slogan = try await stack.client.ok("stats.slogan", token: token)
+            #expect(slogan["text"]?.stringValue?.isEmpty == false)
+
+            let first = try await stack.client.ok("stats.workout.start", token: token)
+            let workout = try #require(first["workoutId"])
+            let early = try await stack.client.call(
+                "stats.workout.complete",
+                data: ["workoutId": workout, "number": 1, "exerciseId": try #require(first["exercise"]?["id"]), "repetitions": 10], token: token)
+            #expect(early.error?.code == .conflict && early.error?.details["reason"] == "too_early")
+            let shown = try await stack.client.ok("stats.workout.skip", ["workoutId": workout], token: token)
+            try await Task.sleep(for: .seconds(8.2))
+            let done = try await stack.client.ok(
+                "stats.workout.complete",
+                ["workoutId": workout, "number": 1, "exerciseId": try #require(shown["exercise"]?["id"]), "repetitions": try #require(shown["recommended"])],
+                token: token)
+            #expect(done["finished"] == true && done["summary"]?["exercisesDone"] == 1 && done["summary"]?["exercisesSkipped"] == 1)
+
+            let base = Date().addingTimeInterval(-2 * 3_600)
+            let offline = try await stack.client.ok(
+                "stats.workouts.sync",
+                [
+                    "workouts": [
+                        [
+                            "id": "device-offline-1", "countdownSeconds": 5,
+                            "exercises": [
+                                [
+                                    "exerciseId": "squat", "shownAt": .string(Instant.format(base)), "completedAt": .string(Instant.format(base.addingTimeInterval(30))),
+                                    "repetitions": 12, "recommended": 12,
+                                ]
+                            ],
+                        ]
+                    ]
+                ], token: token)
+            #expect(offline["accepted"]?.arrayValue?.count == 1)
+
+            let facts = try await stack.client.ok("stats.keyFacts", ["period": "week"], token: token)
+            #expect(facts["workouts"] == 2 && facts["exercisesDone"] == 2 && facts["exercisesSkipped"] == 1)
+            let points = try await stack.client.ok("stats.performance", ["period": "month"], token: token)["points"]?.arrayValue ?? []
+            #expect((28...31).contains(points.count) && points.reduce(0) { $0 + ($1["exercises"]?.integerValue ?? 0) } == 2)
+            let parts = try await stack.client.ok("stats.bodyParts", ["period": "two_weeks"], token: token)["shares"]?.arrayValue ?? []
+            #expect(parts.reduce(0) { $0 + ($1["percent"]?.integerValue ?? 0) } == 100)
+
+            // Every operation and event is documented.
+            let describe = try await stack.client.call("stats.describe", data: [:], idempotent: true)
+            let operations = Set(describe.data?["operations"]?.arrayValue?.compactMap { $0["op"]?.stringValue } ?? [])
+            #expect(operations.isSuperset(of: ["stats.workout.start", "stats.workouts.sync", "stats.keyFacts", "stats.bodyParts", "stats.motorAbilities"]))
+
+            // Deleting the device account takes its workouts (the only ones in the database).
+            let file = URL(fileURLWithPath: stack.configuration.dataDirectory).appendingPathComponent("stats.sqlite").path
+            func workouts() throws -> Int {
+                var configuration = Configuration()
+                configuration.readonly = true
+                let database = try DatabaseQueue(path: file, configuration: configuration)
+                defer { try? database.close() }
+                return try database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM workout") ?? -1 }
+            }
+            #expect(try workouts() == 2)
+            try await stack.client.ok("auth.account.delete", [:], token: token)
+            #expect(try await Poll.until { try workouts() == 0 })
+        }
+    }
+}
