@@ -83,7 +83,7 @@ var targets: [Target] = [
     .testTarget(
         name: "StatsTests",
         dependencies: ["StatsService", "Platform", "SharedTesting", grdb, .product(name: "PropertyBased", package: "swift-property-based")],
-        path: "Tests/StatsTests"),
+        path: "Tests/StatsTests", exclude: ["Fixtures"]),
     .testTarget(
         name: "IntegrationTests",
         dependencies: ["Platform", "ZeroMQ", "SharedTesting"],

@@ -16,6 +16,9 @@ done
 # The tests' fake SMTP relay, SMS webhook and Graph API are small Python scripts.
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 
+# The stats charts are checked by rendering their SVG to PNG with a real renderer.
+command -v rsvg-convert >/dev/null 2>&1 || missing+=(librsvg2-bin)
+
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   sudo=""

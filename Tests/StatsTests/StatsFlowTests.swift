@@ -150,6 +150,14 @@ struct StatsFlowTests {
             #expect(facts["scoreChange"] == ["current": 700, "previous": 300, "percentChange": 133])
             #expect(facts["bestDay"]?["day"]?.stringValue == day(-6))
 
+            // The charts of the same figures, as SVG (rendered and looked at in ChartSVGTests).
+            let chart = try await Self.ok(service, "stats.chart", ["kind": "bodyParts", "period": "week", "language": "de"])
+            let svg = try #require(chart["svg"]?.stringValue)
+            #expect(chart["contentType"] == "image/svg+xml" && svg.hasPrefix("<svg") && svg.contains("Beine 43 %") && svg.contains("Brust 29 %"))
+            let line = try await Self.ok(service, "stats.chart", ["kind": "performance", "period": "two_weeks"])
+            #expect(line["svg"]?.stringValue?.components(separatedBy: "<circle").count == 15)
+            #expect(try await Self.error(service, "stats.chart", ["kind": "radar", "period": "week"]).error?.code == .validationFailed)
+
             // A reset needs the word; then the history is gone.
             #expect(try await Self.error(service, "stats.history.reset", ["confirm": "yes"]).error?.code == .validationFailed)
             #expect(try await Self.ok(service, "stats.history.reset", ["confirm": "reset"])["workoutsDeleted"] == 10)

@@ -6,7 +6,7 @@ import Platform
 /// user's zone, the daily performance series, the shares per body part and per motor
 /// ability, and the key facts.
 struct StatisticsOperations: Sendable {
-    var all: [ServiceOperation] { [performance, bodyParts, motorAbilities, keyFacts] }
+    var all: [ServiceOperation] { [performance, bodyParts, motorAbilities, keyFacts, chart] }
 
     struct PeriodRequest: Codable, Sendable {
         var period: String
@@ -165,6 +165,75 @@ struct StatisticsOperations: Sendable {
                 "scoreChange": Self.change(facts.scoreChange), "repetitionsChange": Self.change(facts.repetitionsChange),
                 "workoutsChange": Self.change(facts.workoutsChange),
             ]
+        }
+    }
+
+    struct ChartRequest: Codable, Sendable {
+        var kind: String
+        var period: String
+        var language: String?
+    }
+
+    /// Names on the charts, in German or English.
+    static func label(_ part: BodyPart, german: Bool) -> String {
+        switch part {
+        case .chest: german ? "Brust" : "Chest"
+        case .back: german ? "Rücken" : "Back"
+        case .shoulders: german ? "Schultern" : "Shoulders"
+        case .arms: german ? "Arme" : "Arms"
+        case .core: german ? "Rumpf" : "Core"
+        case .legs: german ? "Beine" : "Legs"
+        case .fullBody: german ? "Ganzkörper" : "Full body"
+        }
+    }
+
+    static func label(_ ability: MotorAbility, german: Bool) -> String {
+        switch ability {
+        case .strength: german ? "Kraft" : "Strength"
+        case .endurance: german ? "Ausdauer" : "Endurance"
+        case .speed: german ? "Schnelligkeit" : "Speed"
+        }
+    }
+
+    var chart: ServiceOperation {
+        .read(
+            "stats.chart",
+            summary: "A chart of the period as SVG (640×360, title, axes, labels, legend), in `language` (de or en; default the preferences'): `performance` a line chart of the daily score, `bodyParts` a pie, `motorAbilities` a bar chart in percent. `{kind, period, contentType: image/svg+xml, svg}`.",
+            auth: .authenticated,
+            request: .object(
+                [
+                    "kind": .oneOf(["performance", "bodyParts", "motorAbilities"]), "period": .oneOf(StatsPeriod.allCases.map(\.rawValue)),
+                    "language": .oneOf(["de", "en"]),
+                ], required: ["kind", "period"]),
+            response: .object(
+                ["kind": .string(), "period": .string(), "contentType": .string(), "svg": .string(maxLength: 200_000, format: .multiline)],
+                required: ["kind", "period", "contentType", "svg"])
+        ) { (context, input: ChartRequest, db: Database) -> JSONValue in
+            let stats = try Self.statistics(context, PeriodRequest(period: input.period), db)
+            let preferred = try UserPreferences.load(db, user: try context.requirePrincipal().userID).language
+            let german = (input.language ?? preferred) == "de"
+            let range = "\(stats.range.lowerBound) – \(stats.range.upperBound)"
+            let svg: String
+            switch input.kind {
+            case "performance":
+                let points = stats.performance.map {
+                    ChartSVG.Point(label: "\(Instant.digits($0.day.day, width: 2)).\(Instant.digits($0.day.month, width: 2))", value: $0.score)
+                }
+                svg = ChartSVG.line(
+                    title: (german ? "Leistung " : "Performance ") + range, points: points, seriesName: german ? "Punkte pro Tag" : "Score per day",
+                    emptyMessage: german ? "Kein Training in diesem Zeitraum" : "No training in this period")
+            case "bodyParts":
+                svg = ChartSVG.pie(
+                    title: (german ? "Körperpartien " : "Body parts ") + range,
+                    slices: stats.bodyPartShares.map { ChartSVG.Slice(label: Self.label($0.category, german: german), percent: $0.percent) },
+                    emptyMessage: german ? "Keine Übungen in diesem Zeitraum" : "No exercises in this period")
+            default:
+                svg = ChartSVG.bars(
+                    title: (german ? "Motorik " : "Motor abilities ") + range,
+                    bars: stats.motorAbilityShares.map { ChartSVG.Slice(label: Self.label($0.category, german: german), percent: $0.percent) },
+                    emptyMessage: german ? "Keine Übungen in diesem Zeitraum" : "No exercises in this period")
+            }
+            return ["kind": .string(input.kind), "period": .string(stats.period.rawValue), "contentType": "image/svg+xml", "svg": .string(svg)]
         }
     }
 }
