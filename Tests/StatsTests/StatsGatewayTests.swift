@@ -82,4 +82,39 @@ struct StatsGatewayTests {
             #expect(try await Poll.until { try workouts() == 0 })
         }
     }
+
+    @Test("a deposit made in savings shows in stats.overview, once, also after stats restarts; admins see registrations and activity")
+    func overview() async throws {
+        try await TestStack.with(services: ["auth", "savings", "stats"], extraEnvironment: Self.environment) { stack in
+            let admin = try await AuthFixtures.signUpAdmin(stack.client, direct: try stack.directClient("auth"), email: "admin@stats.example")
+            let vera = try await AuthFixtures.signUp(stack.client, email: "vera@stats.example")
+            let today = ZoneClock.utc.localDate(of: Date())
+            let plan = try await stack.client.ok(
+                "savings.plans.start",
+                [
+                    "name": "Bike", "method": "equal", "target": ["minor": 10_000, "currency": "RUB"], "startDate": .string(today.description),
+                    "deadline": .string(today.adding(days: 63).description), "interval": "week", "timeZone": "UTC",
+                ], token: vera, idem: "start-1")
+            try await stack.client.ok(
+                "savings.deposits.record",
+                ["planId": try #require(plan["id"]), "amount": ["minor": 2_500, "currency": "RUB"], "date": .string(today.description)], token: vera,
+                idem: "deposit-1")
+            let month = String(today.description.prefix(7))
+            let expected: JSONValue = [["month": .string(month), "figures": ["saved:RUB": 2_500]]]
+            #expect(try await Poll.until { try await stack.client.ok("stats.overview", token: vera)["savings"] == expected })
+
+            // Restarted, stats reads on from its cursor: the deposit is not counted twice.
+            _ = await stack.process("stats")?.stop()
+            try stack.start("stats")
+            try await stack.waitUntilHealthy(["stats"])
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await stack.client.ok("stats.overview", token: vera)["savings"] == expected)
+
+            let monitoring = try await stack.client.ok("stats.admin.overview", ["from": .string(today.description), "to": .string(today.description)], token: admin)
+            let day = try #require(monitoring["days"]?.arrayValue?.first)
+            #expect((day["registered"]?.integerValue ?? 0) >= 2 && (day["activeUsers"]?.integerValue ?? 0) >= 2)
+            #expect((day["events"]?["savings"]?.integerValue ?? 0) >= 1)
+            #expect(try await stack.client.call("stats.admin.overview", data: [:], token: vera).error?.code == .forbidden)
+        }
+    }
 }

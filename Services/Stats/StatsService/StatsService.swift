@@ -22,15 +22,17 @@ public enum StatsService {
                 balanced, recommended repetitions, completion only after the countdown (server time), skips, a score; workouts done \
                 offline uploaded later (checked for plausibility, every one accepted, already there or refused with reasons); statistics \
                 for a week, two weeks or a month in the user's zone: the performance series, shares per body part and motor \
-                ability (summing to 100), key facts with streaks and the change against the period before.
+                ability (summing to 100), key facts with streaks and the change against the period before, and SVG charts; the other \
+                apps' statistics from their events (savings, bookings, goals per month; admins' registrations, activity and goals by \
+                state per day).
                 """,
             durability: .full,
             operations: CatalogOperations().all + PreferenceOperations().all + WorkoutOperations().all + SyncOperations().all
-                + StatisticsOperations().all
+                + StatisticsOperations().all + OverviewOperations().all
                 // Instruction graphics (admins); ids are the capability to read them.
                 + MediaOperations.operations(service: name, putAuth: CatalogOperations.admin, getAuth: .authenticated),
             events: StatsEvents.descriptions,
-            subscriptions: [StatsAccountEvents.subscription],
+            subscriptions: CrossAppEvents.all,
             migrations: { StatsMigrations.register(in: &$0) })
     }
 }

@@ -104,5 +104,48 @@ enum StatsMigrations {
                 try db.execute(sql: "INSERT INTO slogan (language, text) VALUES (?, ?)", arguments: [slogan.language, slogan.text])
             }
         }
+        // Cross-app statistics, kept from the other services' events (exactly once: each is
+        // applied in the transaction that moves the subscriber's cursor). Months and days
+        // are UTC (the event's instant).
+        migrator.registerMigration("stats-2") { db in
+            try db.execute(sql: """
+                -- Per user and month: savings saved per currency and plans completed; bookings
+                -- attended, cancelled, cancelled late, missed; goal items done, goals completed.
+                CREATE TABLE app_month (
+                    user_id TEXT NOT NULL,
+                    app TEXT NOT NULL,
+                    metric TEXT NOT NULL,
+                    month TEXT NOT NULL,
+                    value INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, app, metric, month)
+                ) WITHOUT ROWID;
+                -- A goal's progress over time, for its recipient.
+                CREATE TABLE goal_progress (
+                    user_id TEXT NOT NULL,
+                    goal_id TEXT NOT NULL,
+                    at TEXT NOT NULL,
+                    percent INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, goal_id, at)
+                ) WITHOUT ROWID;
+                -- Admin figures per day: registrations, events per service.
+                CREATE TABLE admin_day (
+                    day TEXT NOT NULL,
+                    metric TEXT NOT NULL,
+                    value INTEGER NOT NULL,
+                    PRIMARY KEY (day, metric)
+                ) WITHOUT ROWID;
+                -- Users seen in any event on a day (active users per day).
+                CREATE TABLE active_user (
+                    day TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    PRIMARY KEY (day, user_id)
+                ) WITHOUT ROWID;
+                -- Each goal's state as its last event said (goals by state).
+                CREATE TABLE goal_state (
+                    goal_id TEXT PRIMARY KEY,
+                    state TEXT NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
     }
 }

@@ -1,0 +1,104 @@
+import Foundation
+import GRDB
+import Platform
+
+/// The statistics of the other apps, kept from their events (through the platform's
+/// subscriber: each event is applied in the transaction that moves the cursor, so a
+/// replayed event never counts twice): per user and month, savings (saved per currency,
+/// plans completed), bookings (attended, cancelled, cancelled late, missed) and goals
+/// (items done, goals completed, progress over time); for admins, per day, registrations,
+/// active users and events per service, and goals by state. Months and days are UTC.
+enum CrossAppEvents {
+    /// Adds `delta` to a user's monthly figure.
+    static func add(_ db: Database, user: String, app: String, metric: String, month: String, _ delta: Int64) throws {
+        try db.cachedStatement(sql: """
+                INSERT INTO app_month (user_id, app, metric, month, value) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (user_id, app, metric, month) DO UPDATE SET value = value + excluded.value
+                """
+        ).execute(arguments: [user, app, metric, month, delta])
+    }
+
+    /// Counts the event for the admin figures: its service's events that day, its user active.
+    static func seen(_ db: Database, _ event: Event, user: String?) throws {
+        let day = String(event.at.prefix(10))
+        try db.cachedStatement(sql: """
+                INSERT INTO admin_day (day, metric, value) VALUES (?, ?, 1) ON CONFLICT (day, metric) DO UPDATE SET value = value + 1
+                """
+        ).execute(arguments: [day, "events:\(event.source)"])
+        if let user { try db.cachedStatement(sql: "INSERT OR IGNORE INTO active_user (day, user_id) VALUES (?, ?)").execute(arguments: [day, user]) }
+    }
+
+    static func month(_ event: Event) -> String { String(event.at.prefix(7)) }
+
+    static let savingsTypes: Set<String> = ["savings.deposit.recorded", "savings.deposit.undone", "savings.plan.completed", "savings.plan.reopened"]
+
+    static var savings: EventSubscription {
+        EventSubscription(source: "savings", types: savingsTypes) { db, event in
+            guard let user = event.data["userId"]?.stringValue else { return }
+            try seen(db, event, user: user)
+            switch event.type {
+            case "savings.deposit.recorded", "savings.deposit.undone":
+                guard let minor = event.data["amount"]?["minor"]?.integerValue, let currency = event.data["amount"]?["currency"]?.stringValue else { return }
+                try add(db, user: user, app: "savings", metric: "saved:\(currency)", month: month(event), event.type == "savings.deposit.recorded" ? minor : -minor)
+            case "savings.plan.completed": try add(db, user: user, app: "savings", metric: "plans_completed", month: month(event), 1)
+            default: try add(db, user: user, app: "savings", metric: "plans_completed", month: month(event), -1)
+            }
+        }
+    }
+
+    /// Booking events and the figure each adds to.
+    static let bookingMetrics = [
+        "booking.attended": "attended", "booking.cancelled": "cancelled", "booking.cancelled_by_park": "cancelled",
+        "booking.late_cancelled": "late", "booking.no_show": "no_show",
+    ]
+
+    static var booking: EventSubscription {
+        EventSubscription(source: "booking", types: Set(bookingMetrics.keys)) { db, event in
+            guard let user = event.data["userId"]?.stringValue, let metric = bookingMetrics[event.type] else { return }
+            try seen(db, event, user: user)
+            try add(db, user: user, app: "booking", metric: metric, month: month(event), 1)
+        }
+    }
+
+    static let goalStateTypes: Set<String> = ["goals.created", "goals.activated", "goals.withdrawn", "goals.completed", "goals.failed", "goals.progress.changed"]
+
+    static var goals: EventSubscription {
+        EventSubscription(source: "goals", types: goalStateTypes.union(["goals.item.checked", "goals.item.unchecked"])) { db, event in
+            guard let user = event.data["recipientId"]?.stringValue, let goal = event.data["goalId"]?.stringValue else { return }
+            try seen(db, event, user: user)
+            switch event.type {
+            case "goals.item.checked": try add(db, user: user, app: "goals", metric: "items_done", month: month(event), 1)
+            case "goals.item.unchecked": try add(db, user: user, app: "goals", metric: "items_done", month: month(event), -1)
+            default:
+                if let state = event.data["state"]?.stringValue {
+                    try db.cachedStatement(sql: "INSERT INTO goal_state (goal_id, state) VALUES (?, ?) ON CONFLICT (goal_id) DO UPDATE SET state = excluded.state")
+                        .execute(arguments: [goal, state])
+                }
+                if event.type == "goals.completed" { try add(db, user: user, app: "goals", metric: "goals_completed", month: month(event), 1) }
+                if let percent = event.data["progress"]?.integerValue {
+                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO goal_progress (user_id, goal_id, at, percent) VALUES (?, ?, ?, ?)")
+                        .execute(arguments: [user, goal, event.at, percent])
+                }
+            }
+        }
+    }
+
+    /// Auth's events: registrations (admin figures) and deleted accounts (everything of
+    /// the user goes, ``StatsAccountEvents``).
+    static var auth: EventSubscription {
+        EventSubscription(source: "auth", types: ["auth.user.registered", "auth.user.deleted"]) { db, event in
+            guard let user = event.data["userId"]?.stringValue else { return }
+            if event.type == "auth.user.deleted" {
+                try StatsAccountEvents.remove(db, user: user, at: Date())
+                return
+            }
+            try seen(db, event, user: user)
+            try db.cachedStatement(sql: """
+                    INSERT INTO admin_day (day, metric, value) VALUES (?, 'registered', 1) ON CONFLICT (day, metric) DO UPDATE SET value = value + 1
+                    """
+            ).execute(arguments: [String(event.at.prefix(10))])
+        }
+    }
+
+    static var all: [EventSubscription] { [auth, savings, booking, goals] }
+}
