@@ -237,6 +237,33 @@ struct StatsFlowTests {
             #expect(refused["offline-workout-4"] == ["in_future"])
             #expect(reply["already"] == [])
 
+            // An open live workout runs until now: an upload inside it overlaps. Too old, too
+            // long, the same id twice in one upload: refused, each named.
+            let live = try await Self.ok(service, "stats.workout.start")
+            let inside: JSONValue = [
+                "id": "offline-workout-5", "countdownSeconds": 5,
+                "exercises": [["exerciseId": "squat", "shownAt": at(3 * 3_600 + 2), "completedAt": at(3 * 3_600 + 10), "repetitions": 10, "recommended": 10]],
+            ]
+            let ancient: JSONValue = [
+                "id": "offline-workout-6", "countdownSeconds": 5,
+                "exercises": [["exerciseId": "squat", "shownAt": "2000-01-01T10:00:00Z", "completedAt": "2000-01-01T10:01:00Z", "repetitions": 10, "recommended": 10]],
+            ]
+            let marathon: JSONValue = [
+                "id": "offline-workout-7", "countdownSeconds": 5,
+                "exercises": [
+                    ["exerciseId": "squat", "shownAt": at(-200_000), "completedAt": at(-199_000), "repetitions": 10, "recommended": 10],
+                    ["exerciseId": "forward_lunge", "shownAt": at(-190_000), "completedAt": at(-150_000), "repetitions": 10, "recommended": 10],
+                ],
+            ]
+            let checks = try await Self.ok(service, "stats.workouts.sync", ["workouts": [inside, ancient, marathon, inside]])
+            let named = (checks["refused"]?.arrayValue ?? []).map { ($0["id"]?.stringValue ?? "", $0["problems"]?[0]?["problem"]?.stringValue ?? "") }
+            #expect(named.map(\.0) == ["offline-workout-5", "offline-workout-6", "offline-workout-7", "offline-workout-5"])
+            #expect(named.map(\.1) == ["overlaps_another_workout", "too_old", "too_long", "duplicate_in_upload"])
+            try await Self.ok(service, "stats.workout.finish", ["workoutId": try #require(live["workoutId"])])
+            // A start naming an uploaded (finished) workout is another workout's id.
+            let taken = try await Self.error(service, "stats.workout.start", ["id": "offline-workout-1"])
+            #expect(taken.error?.details["reason"] == "id_taken")
+
             let again = try await Self.ok(service, "stats.workouts.sync", ["workouts": [good]])
             #expect(again["already"] == ["offline-workout-1"] && again["accepted"] == [])
             let facts = try await Self.ok(service, "stats.keyFacts", ["period": "week"])

@@ -19,6 +19,8 @@ struct StatsGatewayTests {
                 "auth.device.register", ["challenge": try await AuthFixtures.solvedChallenge(stack.client), "timeZone": "Europe/Berlin"])
             let token = try #require(device["accessToken"]?.stringValue)
             #expect(try await stack.client.call("stats.preferences.get", data: [:]).error?.code == .unauthenticated)
+            // The zone the device gave auth is the statistics' zone until the app sets one.
+            #expect(try await Poll.until { try await stack.client.ok("stats.preferences.get", token: token)["timeZone"] == "Europe/Berlin" })
 
             try await stack.client.ok("stats.preferences.set", ["countdownSeconds": 5, "exercisesPerWorkout": 1, "timeZone": "Europe/Berlin"], token: token)
             let slogan = try await stack.client.ok("stats.slogan", token: token)

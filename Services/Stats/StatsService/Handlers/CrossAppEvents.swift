@@ -83,13 +83,25 @@ enum CrossAppEvents {
         }
     }
 
-    /// Auth's events: registrations (admin figures) and deleted accounts (everything of
-    /// the user goes, ``StatsAccountEvents``).
+    /// Auth's events: registrations (admin figures), profiles (their zone and language are
+    /// a new user's defaults) and deleted accounts (everything of the user goes,
+    /// ``StatsAccountEvents``).
     static var auth: EventSubscription {
-        EventSubscription(source: "auth", types: ["auth.user.registered", "auth.user.deleted"]) { db, event in
+        EventSubscription(source: "auth", types: ["auth.user.registered", "auth.user.deleted", "auth.user.profile_changed"]) { db, event in
             guard let user = event.data["userId"]?.stringValue else { return }
             if event.type == "auth.user.deleted" {
                 try StatsAccountEvents.remove(db, user: user, at: Date())
+                return
+            }
+            if event.type == "auth.user.profile_changed" {
+                // The profile's zone and language are the defaults until the app sets its own.
+                let zone = event.data["timeZone"]?.stringValue.flatMap { ZoneClock(identifier: $0) != nil ? $0 : nil }
+                let language = event.data["locale"]?.stringValue.map { String($0.prefix(2)).lowercased() }.flatMap { ["de", "en"].contains($0) ? $0 : nil }
+                guard try !UserPreferences.exists(db, user: user) else { return }
+                var stored = try UserPreferences.load(db, user: user)
+                if let zone { stored.timeZone = zone }
+                stored.language = language
+                try stored.save(db, user: user, now: Date())
                 return
             }
             try seen(db, event, user: user)

@@ -27,9 +27,13 @@ struct StatisticsOperations: Sendable {
         return PeriodStatistics(records: try Self.records(db, user: user, from: from, through: today), period: period, today: today)
     }
 
+    /// A current streak counts at most this many days, whatever the period.
+    static let streakReach = 1_000
+
     /// The user's exercises from `from` through `through`, and, for the current streak,
     /// one stand-in per earlier day with a done exercise back to the first gap (outside
-    /// every range, so they add to no sum; at most 1,000 days before the period are read).
+    /// every range, so they add to no sum), reaching back at most ``streakReach`` days
+    /// from `through`.
     static func records(_ db: Database, user: String, from: LocalDate, through: LocalDate) throws -> [ExerciseRecord] {
         var records: [ExerciseRecord] = []
         try db.cachedStatement(sql: """
@@ -45,8 +49,9 @@ struct StatisticsOperations: Sendable {
                     score: Int(row.integer(5) ?? 0), skipped: row.string(6) == "skipped"))
         }
         var expected = from.adding(days: -1)
-        try db.cachedStatement(sql: "SELECT day FROM training_day WHERE user_id = ? AND day < ? ORDER BY day DESC LIMIT 1000")
-            .forEachRow(arguments: [user, from.description]) { row in
+        let reach = max(0, Self.streakReach - from.days(until: through))
+        try db.cachedStatement(sql: "SELECT day FROM training_day WHERE user_id = ? AND day < ? ORDER BY day DESC LIMIT ?")
+            .forEachRow(arguments: [user, from.description, reach]) { row in
                 guard row.string(0) == expected.description else { return }
                 records.append(ExerciseRecord(workoutID: "", day: expected, bodyPart: .fullBody, motorAbility: .strength, repetitions: 0, score: 0, skipped: false))
                 expected = expected.adding(days: -1)

@@ -41,7 +41,7 @@ struct SyncOperations: Sendable {
         [
             "problem": JSONSchema.oneOf([
                 "completed_too_early", "not_in_order", "in_future", "negative_repetitions", "empty", "too_many", "ends_before_shown",
-                "unknown_exercise", "overlaps_another_workout", "bad_id",
+                "unknown_exercise", "overlaps_another_workout", "bad_id", "duplicate_in_upload", "too_old", "too_long",
             ]),
             "index": JSONSchema.integer(minimum: 0).described("the exercise's position, when it is about one"),
             "missingSeconds": .integer(minimum: 1),
@@ -68,7 +68,7 @@ struct SyncOperations: Sendable {
     var sync: ServiceOperation {
         .write(
             "stats.workouts.sync",
-            summary: "Uploads workouts done offline (at most 50 a call): the app's `id`, the countdown it ran with, the level (default the preferences'), and each exercise shown in order with the device's `shownAt` and `completedAt` (or when it was skipped), the repetitions and the recommendation shown. Checked for plausibility: no exercise completed before its countdown plus 3 s could end (2 s of tolerance for device clocks), exercises in order, nothing more than 5 minutes in the future, no overlap with another workout of the user, known exercises. `{accepted: [{id, score, exercisesDone}], already: [id], refused: [{id, problems}]}`: every workout sent is in one of the three.",
+            summary: "Uploads workouts done offline (at most 50 a call): the app's `id`, the countdown it ran with, the level (default the preferences'), and each exercise shown in order with the device's `shownAt` and `completedAt` (or when it was skipped), the repetitions and the recommendation shown. Checked for plausibility: no exercise completed before its countdown plus 3 s could end (2 s of tolerance for device clocks), exercises in order, nothing more than 5 minutes in the future nor more than a year ago, at most six hours long, no overlap with another workout of the user (an open one runs until now), known exercises, each id once per upload. `{accepted: [{id, score, exercisesDone}], already: [id], refused: [{id, problems}]}`: every workout sent is in one of the three.",
             auth: .authenticated,
             request: .object(
                 [
@@ -97,8 +97,12 @@ struct SyncOperations: Sendable {
             var refused: [JSONValue] = []
             var seen = Set<String>()
             for workout in input.workouts {
-                guard (try? ClientGeneratedID.check(workout.id)) != nil, seen.insert(workout.id).inserted else {
+                guard (try? ClientGeneratedID.check(workout.id)) != nil else {
                     refused.append(["id": .string(workout.id), "problems": [Self.problem("bad_id")]])
+                    continue
+                }
+                guard seen.insert(workout.id).inserted else {
+                    refused.append(["id": .string(workout.id), "problems": [Self.problem("duplicate_in_upload")]])
                     continue
                 }
                 if try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM workout WHERE user_id = ? AND id = ?"), arguments: [user, workout.id]) == true {
@@ -116,6 +120,11 @@ struct SyncOperations: Sendable {
             return ["accepted": .array(accepted), "already": .array(already), "refused": .array(refused)]
         }
     }
+
+    /// Uploads reach back at most a year (an app offline longer starts again).
+    static let oldest: Int64 = 366 * 86_400_000
+    /// A workout lasts at most six hours from its first exercise shown to its last done.
+    static let longest: Int64 = 6 * 3_600_000
 
     static func milliseconds(_ text: String) -> Int64 { Instant.parse(text).map(WorkoutOperations.ms) ?? 0 }
 
@@ -136,9 +145,13 @@ struct SyncOperations: Sendable {
             problems.append(Self.problem("unknown_exercise", index: index))
         }
         if let first = exercises.first?.shownAt, let last = exercises.map(\.completedAt).max(), first <= last {
+            let nowMs = WorkoutOperations.ms(now)
+            if first < nowMs - Self.oldest { problems.append(Self.problem("too_old")) }
+            if last - first > Self.longest { problems.append(Self.problem("too_long")) }
+            // A workout still open runs until now (and the clock skew allowed after it).
             let overlapping = try Bool.fetchOne(
-                db.cachedStatement(sql: "SELECT 1 FROM workout WHERE user_id = ? AND started_ms <= ? AND COALESCE(ended_ms, started_ms) >= ? LIMIT 1"),
-                arguments: [user, last, first]) == true
+                db.cachedStatement(sql: "SELECT 1 FROM workout WHERE user_id = ? AND started_ms <= ? AND COALESCE(ended_ms, ?) >= ? LIMIT 1"),
+                arguments: [user, last, nowMs + Int64(CompletionTiming.maximumClockSkewSeconds) * 1_000, first]) == true
             if overlapping { problems.append(Self.problem("overlaps_another_workout")) }
         }
         return problems

@@ -144,8 +144,8 @@ struct WorkoutOperations: Sendable {
             let language = preferences.language
             let id = try input.id.map { try ClientGeneratedID.check($0) } ?? RecordID.make(prefix: "wo", at: now)
             if let existing = try Workout.load(db, user: user, id: id) {
-                // A retried start: the same workout as it stands.
-                guard let step = existing.current ?? existing.steps.last, let exercise = try ExerciseRecords.find(db, id: step.exerciseID) else {
+                // A retried start: the same workout as it stands (a finished or uploaded one is another).
+                guard existing.state == "open", let step = existing.current, let exercise = try ExerciseRecords.find(db, id: step.exerciseID) else {
                     throw ServiceError.conflict("this id names another workout", reason: "id_taken")
                 }
                 return Self.stepView(existing, step, exercise: exercise, language: language)
@@ -228,7 +228,8 @@ struct WorkoutOperations: Sendable {
                 "repetitions": .integer(Int64(input.repetitions)), "score": .integer(Int64(score)),
                 "percentOfRecommendation": .integer(Int64(ExerciseScore.percentOfRecommendation(done: input.repetitions, recommended: step.recommended))),
             ]
-            guard step.number < workout.planned else {
+            // The last one, or none left to show (an admin withdrew every exercise): finished.
+            guard step.number < workout.planned, try !ExerciseRecords.all(db, activeOnly: true).isEmpty else {
                 let summary = try Self.close(db, user: user, id: workout.id, now: now)
                 return ["result": result, "next": .null, "finished": true, "summary": summary]
             }

@@ -69,6 +69,11 @@ struct UserPreferences: Sendable {
         return found
     }
 
+    /// Whether the user has set preferences (or a profile gave them).
+    static func exists(_ db: Database, user: String) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM preferences WHERE user_id = ?"), arguments: [user]) ?? false
+    }
+
     func save(_ db: Database, user: String, now: Date) throws {
         try db.cachedStatement(sql: """
                 INSERT INTO preferences (user_id, level, goal, countdown_seconds, exercises_per_workout, progression_percent, time_zone, language, updated_at)
