@@ -120,6 +120,23 @@ struct EventTests {
         await world.stop()
     }
 
+    @Test("a page of replayed events is applied in one transaction; an event that fails holds up only itself and those after it, once each when it passes", .serialized)
+    func failingEventInAPage() async throws {
+        let world = try await World()
+        let source = try await InProcessService(TestService.definition(), configuration: world.configuration)
+        for key in ["a", "b", "poison", "c", "d"] { _ = try await source.call("test.put", data: ["key": .string(key), "value": 1]) }
+        TestService.poisonFails.store(true, ordering: .relaxed)
+        let sink = try await InProcessService(TestService.sink(source: "test"), configuration: world.configuration)
+        #expect(try await waitUntil([1, 2], in: sink) == [1, 2])
+        try await Task.sleep(for: .milliseconds(1_500))
+        #expect(try await applied(sink) == [1, 2])
+        TestService.poisonFails.store(false, ordering: .relaxed)
+        #expect(try await waitUntil([1, 2, 3, 4, 5], in: sink) == [1, 2, 3, 4, 5])
+        await sink.stop()
+        await source.stop()
+        await world.stop()
+    }
+
     @Test("a gap on the bus is filled from events.replay; duplicates are dropped")
     func gapAndDuplicates() async throws {
         let world = try await World()

@@ -85,6 +85,9 @@ enum TestService {
     }
 
     /// A service that applies `source`'s item events into its own table.
+    /// While set, the sink refuses events whose key is `poison` (a handler that fails).
+    static let poisonFails = Atomic<Bool>(false)
+
     static func sink(source: String) -> ServiceDefinition {
         ServiceDefinition(
             name: "sink", summary: "Applies events.", durability: .normal,
@@ -98,6 +101,7 @@ enum TestService {
             ],
             subscriptions: [
                 EventSubscription(source: source, types: ["\(source).item.put"]) { db, event in
+                    if event.data["key"] == "poison" && poisonFails.load(ordering: .relaxed) { throw ServiceError.unavailable("poisoned") }
                     try db.execute(sql: "INSERT INTO applied (source_seq) VALUES (?)", arguments: [event.seq])
                 }
             ],

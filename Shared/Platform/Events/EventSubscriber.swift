@@ -48,7 +48,7 @@ public final class EventSubscriber: Service, Sendable {
     ///   - sourceEndpoints: where each source service answers `events.replay`.
     public init(
         subscriptions: [EventSubscription], pool: DatabasePool, busEndpoint: String, sourceEndpoints: [String: String],
-        serviceName: String, logger: Logger, catchUpInterval: Duration = .seconds(5)
+        serviceName: String, logger: Logger, catchUpInterval: Duration = .seconds(1)
     ) {
         self.subscriptions = Dictionary(grouping: subscriptions, by: \.source)
         self.pool = pool
@@ -153,13 +153,39 @@ public final class EventSubscriber: Service, Sendable {
                 logger.warning("replay failed", metadata: ["source": "\(source)", "error": "\(reply.error?.message ?? "malformed")"])
                 return
             }
-            let events = items.compactMap { try? Event(json: $0) }
-            for event in events where event.seq > (cursors.withLock { $0[source] ?? 0 }) {
-                do { try await apply(event) } catch { return }
+            let events = items.compactMap { try? Event(json: $0) }.filter { $0.seq > (cursors.withLock { $0[source] ?? 0 }) }
+            // A page in one transaction (one commit, one fsync, for up to 500 events); if
+            // one of them fails, one by one, so only the failing event waits.
+            if await (try? applyPage(events, source: source)) == nil {
+                for event in events where event.seq > (cursors.withLock { $0[source] ?? 0 }) {
+                    do { try await apply(event) } catch { return }
+                }
             }
             let last = reply.data?["last"]?.integerValue ?? 0
             if events.isEmpty || (cursors.withLock { $0[source] ?? 0 }) >= last { return }
         }
+    }
+
+    /// Applies a page of events in order and moves the cursor past them, in one
+    /// transaction: each event's effects and the cursor commit together, as one by one.
+    private func applyPage(_ events: [Event], source: String) async throws {
+        guard !events.isEmpty else { return }
+        let handlers = subscriptions[source] ?? []
+        let reached = try await pool.write { db -> Int64 in
+            var stored = try Int64.fetchOne(db, sql: "SELECT seq FROM platform_event_cursor WHERE source = ?", arguments: [source]) ?? 0
+            // Re-checked inside the transaction: the database, not memory, decides.
+            for event in events where event.seq == stored + 1 {
+                for handler in handlers where handler.types.contains(event.type) { try handler.apply(db, event) }
+                stored = event.seq
+            }
+            try db.execute(
+                sql: """
+                    INSERT INTO platform_event_cursor (source, seq) VALUES (?, ?)
+                    ON CONFLICT(source) DO UPDATE SET seq = excluded.seq
+                    """, arguments: [source, stored])
+            return stored
+        }
+        cursors.withLock { $0[source] = max($0[source] ?? 0, reached) }
     }
 
     /// Applies one event and moves the cursor, in one transaction.

@@ -44,7 +44,7 @@ public final class ServiceRuntime: Sendable {
     ///   definition's own (auth) or one fed by `auth.keys` and `auth.session.revoked`.
     public init(
         definition: ServiceDefinition, configuration: PlatformConfiguration, logger: Logger,
-        verifier: (any TokenVerifier)? = nil, catchUpInterval: Duration = .seconds(5)
+        verifier: (any TokenVerifier)? = nil, catchUpInterval: Duration = .seconds(1)
     ) throws {
         self.logger = logger
         pool = try ServiceDatabase.open(
