@@ -42,6 +42,8 @@ public final class EventSubscriber: Service, Sendable {
     private let catchUpInterval: Duration
     private let stopping = Atomic<Bool>(false)
     private let cursors = Mutex<[String: Int64]>([:])
+    /// Sources with a periodic tick not handled yet: a slow source gets one, not a pile.
+    private let pendingTicks = Mutex<Set<String>>([])
 
     /// Creates a subscriber.
     /// - Parameters:
@@ -77,18 +79,35 @@ public final class EventSubscriber: Service, Sendable {
         cursors.withLock { cursors in
             for source in subscriptions.keys { cursors[source] = stored[source] ?? 0 }
         }
-        let (stream, continuation) = AsyncStream.makeStream(of: Event?.self, bufferingPolicy: .bufferingNewest(100_000))
-        let thread = SocketThread(name: "subscriber") { [self] in
-            receiveLoop(into: continuation)
+        // One stream per source, each drained by its own task: a source that is down (its
+        // replay waits for a timeout) delays only its own events.
+        var streams: [String: AsyncStream<Event?>] = [:]
+        var continuations: [String: AsyncStream<Event?>.Continuation] = [:]
+        for source in subscriptions.keys {
+            let (stream, continuation) = AsyncStream.makeStream(of: Event?.self, bufferingPolicy: .bufferingNewest(100_000))
+            streams[source] = stream
+            continuations[source] = continuation
         }
+        let sinks = continuations
+        let thread = SocketThread(name: "subscriber") { [self] in
+            receiveLoop(into: sinks)
+        }
+        let sourceStreams = streams
         await withTaskCancellationOrGracefulShutdownHandler {
-            for source in subscriptions.keys { await catchUp(source) }
-            // `nil` is the receive loop's periodic tick: check every source for missed events.
-            for await next in stream {
-                if let event = next {
-                    await handle(event)
-                } else {
-                    for source in subscriptions.keys { await catchUp(source) }
+            await withTaskGroup(of: Void.self) { group in
+                for (source, stream) in sourceStreams {
+                    group.addTask { [self] in
+                        await catchUp(source)
+                        // `nil` is the receive loop's periodic tick: check the source for missed events.
+                        for await next in stream {
+                            if let event = next {
+                                await handle(event)
+                            } else {
+                                pendingTicks.withLock { _ = $0.remove(source) }
+                                await catchUp(source)
+                            }
+                        }
+                    }
                 }
             }
         } onCancelOrGracefulShutdown: { [self] in
@@ -99,8 +118,8 @@ public final class EventSubscriber: Service, Sendable {
         for client in replayClients.values { await client.close() }
     }
 
-    private func receiveLoop(into continuation: AsyncStream<Event?>.Continuation) {
-        defer { continuation.finish() }
+    private func receiveLoop(into continuations: [String: AsyncStream<Event?>.Continuation]) {
+        defer { for continuation in continuations.values { continuation.finish() } }
         let socket: ZMQSocket
         do {
             socket = try ZMQSocket(type: .sub, options: .with { $0.receiveHighWaterMark = 100_000 })
@@ -116,15 +135,21 @@ public final class EventSubscriber: Service, Sendable {
         var lastTick = ContinuousClock.now
         while !stopping.load(ordering: .relaxed) {
             _ = try? poller.poll(timeoutMs: 100)
-            while let frames = try? socket.receiveMultipart(dontWait: true) {
+            // At most a thousand messages between looks at the clock: a source publishing
+            // a backlog must not hold up the periodic catch-up.
+            var received = 0
+            while received < 1_000, let frames = try? socket.receiveMultipart(dontWait: true) {
+                received += 1
                 guard frames.count == 2, let value = try? JSONParser.parse(frames[1]), let event = try? Event(json: value) else {
                     logger.warning("dropped a malformed event message")
                     continue
                 }
-                continuation.yield(event)
+                continuations[event.source]?.yield(event)
             }
             if ContinuousClock.now - lastTick >= catchUpInterval {
-                continuation.yield(nil)
+                for (source, continuation) in continuations where pendingTicks.withLock({ $0.insert(source).inserted }) {
+                    continuation.yield(nil)
+                }
                 lastTick = .now
             }
         }
