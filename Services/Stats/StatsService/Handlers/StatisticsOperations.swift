@@ -18,13 +18,15 @@ struct StatisticsOperations: Sendable {
 
     static let rangeSchema = JSONSchema.object(["from": .string(format: .date), "to": .string(format: .date)], required: ["from", "to"])
 
-    /// The caller's statistics for the requested period, ending today in their zone.
-    static func statistics(_ context: RequestContext, _ input: PeriodRequest, _ db: Database) throws -> PeriodStatistics {
+    /// The caller's statistics for the requested period, ending today in their zone. Only
+    /// the key facts compare with the period before and count the streak: the other
+    /// figures read the period itself (their `keyFacts` are not shown).
+    static func statistics(_ context: RequestContext, _ input: PeriodRequest, _ db: Database, keyFacts: Bool = false) throws -> PeriodStatistics {
         let user = try context.requirePrincipal().userID
         guard let period = StatsPeriod(rawValue: input.period) else { throw ServiceError.invalid("period", "week, two_weeks or month") }
         let today = try UserPreferences.load(db, user: user).clock.local(context.receivedAt).date
-        let from = period.previousRange(endingOn: today).lowerBound
-        return PeriodStatistics(records: try Self.records(db, user: user, from: from, through: today), period: period, today: today)
+        let from = keyFacts ? period.previousRange(endingOn: today).lowerBound : period.range(endingOn: today).lowerBound
+        return PeriodStatistics(records: try Self.records(db, user: user, from: from, through: today, streak: keyFacts), period: period, today: today)
     }
 
     /// A current streak counts at most this many days, whatever the period.
@@ -34,7 +36,7 @@ struct StatisticsOperations: Sendable {
     /// one stand-in per earlier day with a done exercise back to the first gap (outside
     /// every range, so they add to no sum), reaching back at most ``streakReach`` days
     /// from `through`.
-    static func records(_ db: Database, user: String, from: LocalDate, through: LocalDate) throws -> [ExerciseRecord] {
+    static func records(_ db: Database, user: String, from: LocalDate, through: LocalDate, streak: Bool = true) throws -> [ExerciseRecord] {
         var records: [ExerciseRecord] = []
         try db.cachedStatement(sql: """
                 SELECT workout_id, day, body_part, motor_ability, repetitions, score, state FROM workout_exercise
@@ -48,6 +50,7 @@ struct StatisticsOperations: Sendable {
                     motorAbility: MotorAbility(rawValue: row.string(3)) ?? .strength, repetitions: Int(row.integer(4) ?? 0),
                     score: Int(row.integer(5) ?? 0), skipped: row.string(6) == "skipped"))
         }
+        guard streak else { return records }
         var expected = from.adding(days: -1)
         let reach = max(0, Self.streakReach - from.days(until: through))
         try db.cachedStatement(sql: "SELECT day FROM training_day WHERE user_id = ? AND day < ? ORDER BY day DESC LIMIT ?")
@@ -158,7 +161,7 @@ struct StatisticsOperations: Sendable {
                     "currentStreak", "longestStreak", "scoreChange", "repetitionsChange", "workoutsChange",
                 ])
         ) { (context, input: PeriodRequest, db: Database) -> JSONValue in
-            let stats = try Self.statistics(context, input, db)
+            let stats = try Self.statistics(context, input, db, keyFacts: true)
             let facts = stats.keyFacts
             return [
                 "period": .string(stats.period.rawValue), "range": Self.range(stats.range), "previousRange": Self.range(stats.previousRange),
