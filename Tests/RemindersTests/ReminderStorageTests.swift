@@ -66,7 +66,7 @@ struct ReminderStorageTests {
                 ["recipientName": .string($0.recipientName), "message": .string($0.message), "channel": optional($0.channel), "address": optional($0.address)]
             } ?? .null,
             "status": .string(row.status.rawValue), "source": .string(row.source),
-            "next": row.nextAtMs.map { ["utc": .string(Instant.format(ReminderScheduler.date($0))), "local": optional(nextLocal)] } ?? .null,
+            "next": row.nextAtMs.map { ["utc": .string(Instant.format(Instant.date(milliseconds: $0))), "local": optional(nextLocal)] } ?? .null,
             "doneThrough": row.doneThrough.map(text) ?? .null, "version": .integer(Int64(row.version)), "createdAt": .string(row.createdAt),
             "updatedAt": .string(row.updatedAt), "closedAt": optional(row.closedAt),
         ]

@@ -40,7 +40,7 @@ struct RemindersSchedulerTests {
                     .map { ($0["id"] as Int64, $0["due_ms"] as Int64) }
             }
             guard let (timerID, dueMs) = found else { break }
-            let due = ReminderScheduler.date(dueMs)
+            let due = Instant.date(milliseconds: dueMs)
             try await pool.write { db in
                 try db.execute(sql: "DELETE FROM platform_timer WHERE id = ?", arguments: [timerID])
                 try ReminderScheduler.handler.run(
@@ -127,14 +127,14 @@ struct RemindersSchedulerTests {
             try await pool.write { db in
                 try db.execute(sql: "DELETE FROM platform_timer WHERE id = ?", arguments: [timerID])
                 try ReminderScheduler.handler.run(
-                    db, FiredTimer(id: timerID, kind: ReminderScheduler.timerKind, key: id, dueAt: ReminderScheduler.date(dueMs),
+                    db, FiredTimer(id: timerID, kind: ReminderScheduler.timerKind, key: id, dueAt: Instant.date(milliseconds: dueMs),
                         firedAt: Self.instant("2027-06-03T09:00:00Z"), late: true))
             }
             let events = try await Self.run(pool, reminder: id, firings: 0)
             #expect(events.count == 1 && events.first?["late"] == true)
             // The next timer is the one after the missed window, not the old ones again.
             let next = try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT due_ms FROM platform_timer WHERE key = ?", arguments: [id]) }
-            #expect(next.map(ReminderScheduler.date) ?? .distantPast >= Self.instant("2027-06-02T08:00:00Z"))
+            #expect(next.map { Instant.date(milliseconds: $0) } ?? .distantPast >= Self.instant("2027-06-02T08:00:00Z"))
         }
     }
 }

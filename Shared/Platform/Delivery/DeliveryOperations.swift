@@ -107,7 +107,7 @@ public enum DeliveryOperations {
             guard let status = try DeliveryStatus.fetchOne(db, sql: "SELECT status FROM platform_delivery WHERE id = ?", arguments: [input.id])
             else { throw ServiceError.notFound("no such message") }
             guard status != .sent else { throw ServiceError.conflict("the message was already sent", reason: "already_sent") }
-            let now = DeliveryOutbox.milliseconds(Date())
+            let now = Instant.milliseconds(Date())
             // A dead message starts a new round of attempts; a pending one keeps its count.
             try db.execute(
                 sql: """

@@ -44,7 +44,7 @@ public final class DeliveryOutbox: Sendable {
                 INSERT INTO platform_delivery (id, channel, destination, payload, next_attempt_at, created_at)
                 VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING
                 """,
-            arguments: [id, channel, destination, String(decoding: payload.serialized, as: UTF8.self), Self.milliseconds(now), Instant.format(now)])
+            arguments: [id, channel, destination, String(decoding: payload.serialized, as: UTF8.self), Instant.milliseconds(now), Instant.format(now)])
         wakeAfterCommit(db)
         return id
     }
@@ -60,10 +60,6 @@ public final class DeliveryOutbox: Sendable {
     func wakeAfterCommit(_ db: Database) {
         let wake = self.wake
         db.afterNextTransaction { _ in wake.signal() }
-    }
-
-    static func milliseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
     }
 
     /// Creates `platform_delivery` (ServiceDatabase registers it with the platform's tables).

@@ -46,7 +46,7 @@ public final class DeliveryWorker: Service, Sendable {
             var nextPruneMs: Int64 = 0
             while !stopping.isRaised {
                 let nextDue = drain(limiter: &limiter)
-                let now = DeliveryOutbox.milliseconds(Date())
+                let now = Instant.milliseconds(Date())
                 if now >= nextPruneMs {
                     prune(nowMs: now)
                     nextPruneMs = now + 3_600_000
@@ -68,7 +68,7 @@ public final class DeliveryWorker: Service, Sendable {
     @discardableResult
     func drain(limiter: inout DeliveryRateLimiter) -> Int64? {
         while !stopping.isRaised {
-            let now = DeliveryOutbox.milliseconds(Date())
+            let now = Instant.milliseconds(Date())
             let due: [DeliveryMessage]
             do {
                 due = try pool.read { db in try DeliveryQueue.due(db, nowMs: now, limit: settings.batchSize) }
@@ -80,7 +80,7 @@ public final class DeliveryWorker: Service, Sendable {
             var lastRecordMs = now
             for message in due where !stopping.isRaised {
                 updates.append(attempt(message, limiter: &limiter))
-                let at = DeliveryOutbox.milliseconds(Date())
+                let at = Instant.milliseconds(Date())
                 if updates.count >= recordEveryCount || at - lastRecordMs >= recordEveryMs {
                     record(&updates)
                     lastRecordMs = at
@@ -92,13 +92,13 @@ public final class DeliveryWorker: Service, Sendable {
         do {
             return try pool.read { db in try DeliveryQueue.nextDueMs(db) }
         } catch {
-            return DeliveryOutbox.milliseconds(Date()) + 1_000
+            return Instant.milliseconds(Date()) + 1_000
         }
     }
 
     /// One message through the rate limit and its transport.
     private func attempt(_ message: DeliveryMessage, limiter: inout DeliveryRateLimiter) -> DeliveryQueue.Update {
-        let start = DeliveryOutbox.milliseconds(Date())
+        let start = Instant.milliseconds(Date())
         if let allowedAt = limiter.reserve(message.channel, message.destination, nowMs: start) {
             return .deferred(id: message.id, untilMs: allowedAt)
         }
@@ -112,7 +112,7 @@ public final class DeliveryWorker: Service, Sendable {
         } else {
             outcome = .retry(reason: "no transport for the channel \(message.channel)")
         }
-        let end = DeliveryOutbox.milliseconds(Date())
+        let end = Instant.milliseconds(Date())
         let metadata: Logger.Metadata = ["id": "\(message.id)", "channel": "\(message.channel)", "ms": "\(end - start)"]
         switch outcome {
         case .delivered:

@@ -183,7 +183,14 @@ public final class EventSubscriber: Service, Sendable {
             // one of them fails, one by one, so only the failing event waits.
             if await (try? applyPage(events, source: source)) == nil {
                 for event in events where event.seq > (cursors.withLock { $0[source] ?? 0 }) {
-                    do { try await apply(event) } catch { return }
+                    do {
+                        try await applyPage([event], source: source)
+                    } catch {
+                        logger.error(
+                            "cannot apply an event; it will be retried",
+                            metadata: ["source": "\(event.source)", "seq": "\(event.seq)", "type": "\(event.type)", "error": "\(error)"])
+                        return
+                    }
                 }
             }
             let last = reply.data?["last"]?.integerValue ?? 0
@@ -191,8 +198,8 @@ public final class EventSubscriber: Service, Sendable {
         }
     }
 
-    /// Applies a page of events in order and moves the cursor past them, in one
-    /// transaction: each event's effects and the cursor commit together, as one by one.
+    /// Applies events in order (those right after the stored cursor) and moves the cursor
+    /// past them, in one transaction: their effects and the cursor commit together.
     private func applyPage(_ events: [Event], source: String) async throws {
         guard !events.isEmpty else { return }
         let handlers = subscriptions[source] ?? []
@@ -211,33 +218,5 @@ public final class EventSubscriber: Service, Sendable {
             return stored
         }
         cursors.withLock { $0[source] = max($0[source] ?? 0, reached) }
-    }
-
-    /// Applies one event and moves the cursor, in one transaction.
-    private func apply(_ event: Event) async throws {
-        let handlers = (subscriptions[event.source] ?? []).filter { $0.types.contains(event.type) }
-        do {
-            let applied = try await pool.write { db -> Bool in
-                let stored = try Int64.fetchOne(
-                    db, sql: "SELECT seq FROM platform_event_cursor WHERE source = ?", arguments: [event.source]) ?? 0
-                // Re-checked inside the transaction: the database, not memory, decides.
-                guard event.seq == stored + 1 else { return event.seq <= stored }
-                for handler in handlers { try handler.apply(db, event) }
-                try db.execute(
-                    sql: """
-                        INSERT INTO platform_event_cursor (source, seq) VALUES (?, ?)
-                        ON CONFLICT(source) DO UPDATE SET seq = excluded.seq
-                        """, arguments: [event.source, event.seq])
-                return true
-            }
-            if applied {
-                cursors.withLock { $0[event.source] = max($0[event.source] ?? 0, event.seq) }
-            }
-        } catch {
-            logger.error(
-                "cannot apply an event; it will be retried",
-                metadata: ["source": "\(event.source)", "seq": "\(event.seq)", "type": "\(event.type)", "error": "\(error)"])
-            throw error
-        }
     }
 }

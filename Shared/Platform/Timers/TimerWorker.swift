@@ -51,7 +51,7 @@ public final class TimerWorker: Service, Sendable {
                 }
                 guard wait > .zero else { continue }
                 // A commit that schedules a timer due before this wakes the worker (TimerWakeups).
-                wake.planWake(atMs: Int64((Date().timeIntervalSince1970 * 1_000).rounded(.down)) + Int64(wait.milliseconds.rounded(.down)))
+                wake.planWake(atMs: Instant.milliseconds(Date()) + Int64(wait.milliseconds.rounded(.down)))
                 await wake.wait(upTo: wait)
             }
         } onGracefulShutdown: {
@@ -85,7 +85,7 @@ public final class TimerWorker: Service, Sendable {
     }
 
     private func fireBatch(_ db: Database, now: Date) throws -> BatchOutcome {
-        let nowMs = Int64((now.timeIntervalSince1970 * 1_000).rounded(.down))
+        let nowMs = Instant.milliseconds(now)
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: "SELECT id, kind, key, due_ms, payload, attempts FROM platform_timer WHERE dead = 0 AND due_ms <= ? ORDER BY due_ms, id LIMIT ?"),

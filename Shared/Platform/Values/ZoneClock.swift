@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A local date and wall-clock time in some zone.
 public struct LocalDateTime: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -117,4 +118,18 @@ public struct ZoneClock: Sendable, Hashable {
     /// The instant the local `date` starts: its midnight, or the first moment after a gap
     /// when midnight itself is skipped (as in zones that change clocks at 00:00).
     public func startOfDay(_ date: LocalDate) -> Date { instant(date, .midnight)! }
+}
+
+/// Zone clocks by IANA name, made once: lists and statistics read a zone per row or per
+/// request, and `TimeZone(identifier:)` looks the zone's rules up every time.
+public enum ZoneCache {
+    private static let clocks = Mutex<[String: ZoneClock]>([:])
+
+    public static func clock(_ identifier: String) -> ZoneClock? {
+        if let known = clocks.withLock({ $0[identifier] }) { return known }
+        guard let clock = ZoneClock(identifier: identifier) else { return nil }
+        // There are a few hundred zone names; the cache cannot grow past them.
+        clocks.withLock { $0[identifier] = clock }
+        return clock
+    }
 }

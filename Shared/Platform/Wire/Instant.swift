@@ -8,6 +8,12 @@ import Foundation
 /// and its inverse) over fixed-width digits, without `String(format:)`, `tm` or
 /// Foundation's format styles.
 public enum Instant {
+    /// Milliseconds since 1970, rounded down: how instants are stored and compared.
+    public static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000).rounded(.down)) }
+
+    /// The date of milliseconds since 1970.
+    public static func date(milliseconds: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1_000) }
+
     /// Formats a date.
     public static func format(_ date: Date) -> String {
         // Whole microseconds first (a parsed instant like 1969-12-31T23:59:59.123Z is not

@@ -101,17 +101,6 @@ public struct JSONObjectWriter {
         output.append(UInt8(ascii: "]"))
     }
 
-    /// A member that is an array of integers.
-    public mutating func field(_ name: StaticString, integers: [Int]) {
-        key(name)
-        output.append(UInt8(ascii: "["))
-        for (index, value) in integers.enumerated() {
-            if index > 0 { output.append(UInt8(ascii: ",")) }
-            JSONValue.writeInteger(Int64(value), to: &output)
-        }
-        output.append(UInt8(ascii: "]"))
-    }
-
     /// A `null` member.
     public mutating func null(_ name: StaticString) {
         key(name)

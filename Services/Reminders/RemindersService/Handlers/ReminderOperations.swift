@@ -231,7 +231,7 @@ struct ReminderOperations: Sendable {
             guard row.status == .active else { throw ServiceError.conflict("the reminder is \(row.status.rawValue)", reason: "reminder_\(row.status.rawValue)") }
             let until = context.receivedAt.addingTimeInterval(TimeInterval(input.minutes * 60))
             try DurableTimers.schedule(db, kind: ReminderScheduler.snoozeKind, at: until, key: input.alert)
-            try db.cachedStatement(sql: "UPDATE fired_alert SET snoozed_until_ms = ? WHERE id = ?").execute(arguments: [ReminderScheduler.ms(until), input.alert])
+            try db.cachedStatement(sql: "UPDATE fired_alert SET snoozed_until_ms = ? WHERE id = ?").execute(arguments: [Instant.milliseconds(until), input.alert])
             return ["alertId": .string(input.alert), "until": .string(Instant.format(until))]
         }
     }

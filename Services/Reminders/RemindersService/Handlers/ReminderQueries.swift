@@ -51,11 +51,11 @@ struct ReminderQueries: Sendable {
             if input.from != nil || input.to != nil { filter += " AND next_at_ms IS NOT NULL" }
             if let from = input.from {
                 filter += " AND next_sort >= ?"
-                _ = arguments.append(contentsOf: [ReminderScheduler.ms(clock.zone.startOfDay(from))])
+                _ = arguments.append(contentsOf: [Instant.milliseconds(clock.zone.startOfDay(from))])
             }
             if let to = input.to {
                 filter += " AND next_sort < ?"
-                _ = arguments.append(contentsOf: [ReminderScheduler.ms(clock.zone.startOfDay(to.adding(days: 1)))])
+                _ = arguments.append(contentsOf: [Instant.milliseconds(clock.zone.startOfDay(to.adding(days: 1)))])
             }
             return try Self.keysetPage(db, filter: filter, arguments: arguments, sortColumn: "next_sort", descending: descending, cursor: input.cursor, limit: limit, clock: clock)
         }
@@ -188,7 +188,7 @@ struct ReminderQueries: Sendable {
                 sql: """
                     SELECT \(ReminderRow.columns) FROM reminder WHERE user_id = ? AND status = 'active' AND next_sort >= ? AND next_sort < ?
                     ORDER BY next_sort, rowid LIMIT ?
-                    """, arguments: [user, ReminderScheduler.ms(context.receivedAt), ReminderRow.noNextSort, input.limit ?? 5], clock: clock)
+                    """, arguments: [user, Instant.milliseconds(context.receivedAt), ReminderRow.noNextSort, input.limit ?? 5], clock: clock)
             return ReminderPage(items: items, paged: false)
         }
     }

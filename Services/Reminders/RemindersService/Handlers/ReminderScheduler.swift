@@ -24,8 +24,6 @@ enum ReminderScheduler {
     /// the service was down).
     static let lateAfter: TimeInterval = 60
 
-    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000).rounded(.down)) }
-    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1_000) }
 
     /// Derives the row's next occurrence from its content as it stands after `after`, and
     /// sets (or removes) its timer. The caller saves the row.
@@ -39,7 +37,7 @@ enum ReminderScheduler {
             return
         }
         let outlook = ReminderOutlook(series: series, timing: row.content.timing, alerts: row.content.alerts, doneThrough: row.doneThrough, after: after)
-        row.nextAtMs = outlook.nextOccurrence.map { ms($0.instant) }
+        row.nextAtMs = outlook.nextOccurrence.map { Instant.milliseconds($0.instant) }
         row.nextLocal = outlook.nextOccurrence.map { ReminderViews.localText(
             zone: row.content.timing.zone, allDay: row.content.timing.allDay, at: $0.instant, userZone: clock.zone) }
         if let wake = outlook.wake {
@@ -52,7 +50,7 @@ enum ReminderScheduler {
     /// A change by the user at `now`: alerts before it are not sent, the next ones come
     /// from the new content.
     static func rearm(_ db: Database, _ row: inout ReminderRow, clock: UserClock, now: Date) throws {
-        row.alertCursorMs = max(row.alertCursorMs, ms(now))
+        row.alertCursorMs = max(row.alertCursorMs, Instant.milliseconds(now))
         try arm(db, &row, clock: clock, after: now)
     }
 
@@ -63,7 +61,7 @@ enum ReminderScheduler {
         // Everything up to now has elapsed: a timer fired late catches up at once.
         let now = timer.firedAt
         let horizon = max(timer.dueAt, now)
-        var cursor = max(date(row.alertCursorMs), now.addingTimeInterval(-missedWindow))
+        var cursor = max(Instant.date(milliseconds: row.alertCursorMs), now.addingTimeInterval(-missedWindow))
         var published = 0
         let timing = row.content.timing, doneThrough = row.doneThrough
         while published < 100, let point = row.content.alerts.next(in: series, after: cursor, isDone: { timing.isDone($0, doneThrough: doneThrough) }),
@@ -73,7 +71,7 @@ enum ReminderScheduler {
             cursor = point.at
             published += 1
         }
-        row.alertCursorMs = max(row.alertCursorMs, ms(horizon))
+        row.alertCursorMs = max(row.alertCursorMs, Instant.milliseconds(horizon))
         try arm(db, &row, clock: clock, after: horizon)
         try row.saveSchedule(db)
     }
@@ -84,10 +82,10 @@ enum ReminderScheduler {
         let local = row.content.timing.wireText(point.occurrence)
         try db.cachedStatement(sql: """
                 INSERT INTO fired_alert (id, reminder_id, user_id, occurrence_local, occurrence_ms, fired_ms) VALUES (?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [alertID, row.id, row.userID, local, ms(point.occurrence.instant), ms(now)])
+                """).execute(arguments: [alertID, row.id, row.userID, local, Instant.milliseconds(point.occurrence.instant), Instant.milliseconds(now)])
         // Alerts are kept 30 days for snoozing; a few old ones go with each new one.
         try db.cachedStatement(sql: "DELETE FROM fired_alert WHERE id IN (SELECT id FROM fired_alert WHERE fired_ms < ? LIMIT 8)")
-            .execute(arguments: [ms(now) - 30 * 86_400_000])
+            .execute(arguments: [Instant.milliseconds(now) - 30 * 86_400_000])
         let kind: RemindersEvents.DueKind
         switch point.kind {
         case .lead(let minutes): kind = .alert(minutesBefore: minutes)
@@ -107,7 +105,7 @@ enum ReminderScheduler {
         if let done = row.doneThrough, let occurrence = LocalText.occurrence(local), occurrence <= done { return }
         try db.cachedStatement(sql: "UPDATE fired_alert SET snoozed_until_ms = NULL WHERE id = ?").execute(arguments: [alertID])
         try RemindersEvents.due(
-            db, row, alertID: alertID, occurrenceLocal: local, occurrence: date(alert["occurrence_ms"]), at: timer.dueAt, now: timer.firedAt,
+            db, row, alertID: alertID, occurrenceLocal: local, occurrence: Instant.date(milliseconds: alert["occurrence_ms"]), at: timer.dueAt, now: timer.firedAt,
             late: timer.late, kind: .snooze)
     }
 }

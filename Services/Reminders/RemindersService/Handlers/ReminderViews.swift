@@ -132,7 +132,7 @@ struct ReminderView: Sendable, JSONWrittenOnly {
         object.field("importance", utf8: row.utf8(8))
         object.field("location", utf8: row.utf8(5))
         if let nextAtMs = row.integer(26) {
-            let instant = ReminderScheduler.date(nextAtMs)
+            let instant = Instant.date(milliseconds: nextAtMs)
             object.object("next") { nested in
                 if let local = row.utf8(27) {
                     nested.field("local", utf8: local)

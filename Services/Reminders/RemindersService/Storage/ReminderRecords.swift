@@ -113,7 +113,7 @@ struct ReminderRow: Sendable, Hashable {
         let exdates = String(decoding: try JSONEncoder().encode(c.timing.exceptions.map(LocalText.format)), as: UTF8.self)
         let alerts = String(decoding: try JSONEncoder().encode(c.alerts.leadMinutes), as: UTF8.self)
         let greeting = try c.greeting.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
-        let closedMs: Int64? = closedAt.flatMap(Instant.parse).map { Int64($0.timeIntervalSince1970 * 1_000) }
+        let closedMs: Int64? = closedAt.flatMap(Instant.parse).map(Instant.milliseconds)
         let arguments: StatementArguments = [
             id, userID, c.title, c.title.lowercased(), c.description, c.location, c.notes, c.category.rawValue, c.importance.rawValue,
             c.special, c.imageID, c.notificationKind.rawValue, c.sound, LocalText.format(c.timing.start), c.timing.allDay, c.timing.zone,

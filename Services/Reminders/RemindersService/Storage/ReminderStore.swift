@@ -42,7 +42,7 @@ enum ReminderStore {
         let stamp = Instant.format(now)
         var row = ReminderRow(
             rowID: 0, id: id, userID: user, content: content, status: .active, source: source, sourceKey: sourceKey, doneThrough: nil, nextAtMs: nil,
-            alertCursorMs: ReminderScheduler.ms(now), version: 1, changeVersion: try ChangeFeed.stamp(db),
+            alertCursorMs: Instant.milliseconds(now), version: 1, changeVersion: try ChangeFeed.stamp(db),
             fieldClocks: FieldClocks.all(at: editedAt ?? now), createdAt: stamp, updatedAt: stamp, closedAt: nil)
         try ReminderScheduler.arm(db, &row, clock: clock, after: now)
         try row.save(db)

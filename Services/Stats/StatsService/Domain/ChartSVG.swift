@@ -74,20 +74,25 @@ enum ChartSVG {
         "<text x=\"\(width / 2)\" y=\"\(height / 2)\" font-size=\"14\" text-anchor=\"middle\" fill=\"#666666\">\(escape(message))</text>\n"
     }
 
-    static func line(title: String, points: [Point], seriesName: String, emptyMessage: String = "No training in this period") -> String {
-        let left = 56.0, right = Double(width) - 24, top = 56.0, bottom = Double(height) - 56
-        let maximum = niceMaximum(points.map(\.value).max() ?? 0)
+    /// The plot area of the line and bar charts.
+    static let (left, right, top, bottom) = (56.0, Double(width) - 24, 56.0, Double(height) - 56)
+
+    /// Five grid lines above the x axis labelled by `label(step)` (0...5), and the axes.
+    static func axes(_ label: (Int) -> String) -> String {
         var body = ""
-        // Grid and y labels.
         for step in 0...5 {
-            let value = Double(maximum) * Double(step) / 5
             let y = bottom - (bottom - top) * Double(step) / 5
             body += "<line x1=\"\(number(left))\" y1=\"\(number(y))\" x2=\"\(number(right))\" y2=\"\(number(y))\" stroke=\"#dddddd\" stroke-width=\"1\"/>\n"
-            body += "<text x=\"\(number(left - 8))\" y=\"\(number(y + 4))\" font-size=\"11\" text-anchor=\"end\" fill=\"#444444\">\(number(value))</text>\n"
+            body += "<text x=\"\(number(left - 8))\" y=\"\(number(y + 4))\" font-size=\"11\" text-anchor=\"end\" fill=\"#444444\">\(escape(label(step)))</text>\n"
         }
-        // Axes.
         body += "<line x1=\"\(number(left))\" y1=\"\(number(top))\" x2=\"\(number(left))\" y2=\"\(number(bottom))\" stroke=\"#222222\" stroke-width=\"1.5\"/>\n"
         body += "<line x1=\"\(number(left))\" y1=\"\(number(bottom))\" x2=\"\(number(right))\" y2=\"\(number(bottom))\" stroke=\"#222222\" stroke-width=\"1.5\"/>\n"
+        return body
+    }
+
+    static func line(title: String, points: [Point], seriesName: String, emptyMessage: String = "No training in this period") -> String {
+        let maximum = niceMaximum(points.map(\.value).max() ?? 0)
+        var body = axes { step in number(Double(maximum) * Double(step) / 5) }
         guard !points.isEmpty else { return document(title: title, body + empty(emptyMessage)) }
         let stepX = points.count > 1 ? (right - left) / Double(points.count - 1) : 0
         func x(_ index: Int) -> Double { points.count > 1 ? left + stepX * Double(index) : (left + right) / 2 }
@@ -137,15 +142,7 @@ enum ChartSVG {
     }
 
     static func bars(title: String, bars: [Slice], emptyMessage: String = "No exercises in this period") -> String {
-        let left = 56.0, right = Double(width) - 24, top = 56.0, bottom = Double(height) - 56
-        var body = ""
-        for step in 0...5 {
-            let y = bottom - (bottom - top) * Double(step) / 5
-            body += "<line x1=\"\(number(left))\" y1=\"\(number(y))\" x2=\"\(number(right))\" y2=\"\(number(y))\" stroke=\"#dddddd\" stroke-width=\"1\"/>\n"
-            body += "<text x=\"\(number(left - 8))\" y=\"\(number(y + 4))\" font-size=\"11\" text-anchor=\"end\" fill=\"#444444\">\(step * 20) %</text>\n"
-        }
-        body += "<line x1=\"\(number(left))\" y1=\"\(number(top))\" x2=\"\(number(left))\" y2=\"\(number(bottom))\" stroke=\"#222222\" stroke-width=\"1.5\"/>\n"
-        body += "<line x1=\"\(number(left))\" y1=\"\(number(bottom))\" x2=\"\(number(right))\" y2=\"\(number(bottom))\" stroke=\"#222222\" stroke-width=\"1.5\"/>\n"
+        var body = axes { step in "\(step * 20) %" }
         let slot = (right - left) / Double(max(1, bars.count))
         for (index, bar) in bars.enumerated() {
             let color = palette[index % palette.count]

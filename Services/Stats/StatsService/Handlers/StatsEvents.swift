@@ -21,8 +21,8 @@ enum StatsEvents {
     static func workoutCompleted(_ db: Database, user: String, summary: JSONValue, startedMs: Int64, endedMs: Int64, at date: Date) throws {
         var data = summary.objectValue ?? [:]
         data["userId"] = .string(user)
-        data["startedAt"] = .string(Instant.format(WorkoutOperations.date(startedMs)))
-        data["endedAt"] = .string(Instant.format(WorkoutOperations.date(endedMs)))
+        data["startedAt"] = .string(Instant.format(Instant.date(milliseconds: startedMs)))
+        data["endedAt"] = .string(Instant.format(Instant.date(milliseconds: endedMs)))
         try Outbox.append(db, type: "stats.workout.completed", data: JSONValue.object(data), at: date)
     }
 }

@@ -91,7 +91,8 @@ struct SyncOperations: Sendable {
             let user = try context.requirePrincipal().userID
             let now = context.receivedAt
             let preferences = try UserPreferences.load(db, user: user)
-            let known = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM exercise")))
+            // The whole catalog once (withdrawn exercises too: past workouts may name them).
+            let catalog = Dictionary(uniqueKeysWithValues: try ExerciseRecords.all(db, activeOnly: false).map { ($0.id, $0) })
             var accepted: [JSONValue] = []
             var already: [JSONValue] = []
             var refused: [JSONValue] = []
@@ -109,12 +110,12 @@ struct SyncOperations: Sendable {
                     already.append(.string(workout.id))
                     continue
                 }
-                let problems = try Self.problems(db, user: user, workout, known: known, now: now)
+                let problems = try Self.problems(db, user: user, workout, catalog: catalog, now: now)
                 guard problems.isEmpty else {
                     refused.append(["id": .string(workout.id), "problems": .array(problems)])
                     continue
                 }
-                let (score, done) = try Self.store(db, user: user, workout, preferences: preferences, now: now)
+                let (score, done) = try Self.store(db, user: user, workout, catalog: catalog, preferences: preferences, now: now)
                 accepted.append(["id": .string(workout.id), "score": .integer(Int64(score)), "exercisesDone": .integer(Int64(done))])
             }
             return ["accepted": .array(accepted), "already": .array(already), "refused": .array(refused)]
@@ -126,26 +127,26 @@ struct SyncOperations: Sendable {
     /// A workout lasts at most six hours from its first exercise shown to its last done.
     static let longest: Int64 = 6 * 3_600_000
 
-    static func milliseconds(_ text: String) -> Int64 { Instant.parse(text).map(WorkoutOperations.ms) ?? 0 }
+    static func milliseconds(_ text: String) -> Int64 { Instant.parse(text).map(Instant.milliseconds) ?? 0 }
 
     /// Everything wrong with one uploaded workout (none: it can be stored).
-    static func problems(_ db: Database, user: String, _ workout: WorkoutInput, known: Set<String>, now: Date) throws -> [JSONValue] {
+    static func problems(_ db: Database, user: String, _ workout: WorkoutInput, catalog: [String: Exercise], now: Date) throws -> [JSONValue] {
         let exercises = workout.exercises.map {
             CompletionTiming.OfflineExercise(
                 shownAt: milliseconds($0.shownAt), completedAt: milliseconds($0.completedAt), repetitions: $0.repetitions, skipped: $0.skipped == true)
         }
         var problems: [JSONValue] = []
-        if case .problems(let found) = CompletionTiming.validate(exercises, countdownSeconds: workout.countdownSeconds, now: WorkoutOperations.ms(now)) {
+        if case .problems(let found) = CompletionTiming.validate(exercises, countdownSeconds: workout.countdownSeconds, now: Instant.milliseconds(now)) {
             problems += found.map(Self.problem)
         }
         for (index, exercise) in exercises.enumerated() where exercise.completedAt < exercise.shownAt {
             problems.append(Self.problem("ends_before_shown", index: index))
         }
-        for (index, exercise) in workout.exercises.enumerated() where !known.contains(exercise.exerciseId) {
+        for (index, exercise) in workout.exercises.enumerated() where catalog[exercise.exerciseId] == nil {
             problems.append(Self.problem("unknown_exercise", index: index))
         }
         if let first = exercises.first?.shownAt, let last = exercises.map(\.completedAt).max(), first <= last {
-            let nowMs = WorkoutOperations.ms(now)
+            let nowMs = Instant.milliseconds(now)
             if first < nowMs - Self.oldest { problems.append(Self.problem("too_old")) }
             if last - first > Self.longest { problems.append(Self.problem("too_long")) }
             // A workout still open runs until now (and the clock skew allowed after it).
@@ -160,12 +161,14 @@ struct SyncOperations: Sendable {
     /// Stores an accepted workout as finished: each exercise under its number (a skipped
     /// one and the one shown instead share it), on its local day in the user's zone,
     /// scored at the workout's level.
-    static func store(_ db: Database, user: String, _ workout: WorkoutInput, preferences: UserPreferences, now: Date) throws -> (score: Int, done: Int) {
+    static func store(
+        _ db: Database, user: String, _ workout: WorkoutInput, catalog: [String: Exercise], preferences: UserPreferences, now: Date
+    ) throws -> (score: Int, done: Int) {
         let clock = preferences.clock
         let level = workout.level ?? preferences.preferences.level
         let started = milliseconds(workout.exercises[0].shownAt)
         let ended = workout.exercises.map { milliseconds($0.completedAt) }.max() ?? started
-        func day(_ ms: Int64) -> String { clock.local(WorkoutOperations.date(ms)).date.description }
+        func day(_ ms: Int64) -> String { clock.local(Instant.date(milliseconds: ms)).date.description }
         try db.cachedStatement(sql: """
                 INSERT INTO workout (user_id, id, state, source, planned, countdown_seconds, started_ms, ended_ms, day)
                 VALUES (?, ?, 'finished', 'offline', ?, ?, ?, ?, ?)
@@ -173,7 +176,7 @@ struct SyncOperations: Sendable {
         ).execute(arguments: [user, workout.id, workout.exercises.filter { $0.skipped != true }.count, workout.countdownSeconds, started, ended, day(started)])
         var number = 1, attempt = 1, score = 0, done = 0, repetitions = 0
         for exercise in workout.exercises {
-            guard let catalog = try ExerciseRecords.find(db, id: exercise.exerciseId) else { continue }
+            guard let known = catalog[exercise.exerciseId] else { continue }
             let skipped = exercise.skipped == true
             let completed = milliseconds(exercise.completedAt)
             let points = ExerciseScore.score(done: exercise.repetitions, recommended: exercise.recommended, skipped: skipped, level: level)
@@ -183,7 +186,7 @@ struct SyncOperations: Sendable {
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """
             ).execute(arguments: [
-                user, workout.id, number, attempt, exercise.exerciseId, catalog.bodyPart.rawValue, catalog.motorAbility.rawValue, exercise.recommended,
+                user, workout.id, number, attempt, exercise.exerciseId, known.bodyPart.rawValue, known.motorAbility.rawValue, exercise.recommended,
                 milliseconds(exercise.shownAt), skipped ? "skipped" : "done", completed, skipped ? 0 : exercise.repetitions, points, day(completed),
             ])
             if skipped {

@@ -79,16 +79,14 @@ struct WorkoutOperations: Sendable {
             "completableAt": JSONSchema.string(format: .dateTime).described("the countdown plus the extra delay after shownAt"),
         ], required: ["workoutId", "number", "of", "exercise", "recommended", "countdownSeconds", "shownAt", "completableAt"])
 
-    static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: TimeInterval(ms) / 1_000) }
-    static func ms(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000).rounded(.down)) }
 
     static func stepView(_ workout: Workout, _ step: Step, exercise: Exercise, language: String?) -> JSONValue {
         [
             "workoutId": .string(workout.id), "number": .integer(Int64(step.number)), "of": .integer(Int64(workout.planned)),
             "exercise": CatalogOperations.view(exercise, language: language), "recommended": .integer(Int64(step.recommended)),
-            "countdownSeconds": .integer(Int64(workout.countdownSeconds)), "shownAt": .string(Instant.format(date(step.shownMs))),
+            "countdownSeconds": .integer(Int64(workout.countdownSeconds)), "shownAt": .string(Instant.format(Instant.date(milliseconds: step.shownMs))),
             "completableAt": .string(
-                Instant.format(date(CompletionTiming.earliestCompletion(shownAt: step.shownMs, countdownSeconds: workout.countdownSeconds)))),
+                Instant.format(Instant.date(milliseconds: CompletionTiming.earliestCompletion(shownAt: step.shownMs, countdownSeconds: workout.countdownSeconds)))),
         ]
     }
 
@@ -115,7 +113,7 @@ struct WorkoutOperations: Sendable {
         let attempt = (workout.steps.last { $0.number == number }?.attempt ?? 0) + 1
         let step = Step(
             number: number, attempt: attempt, exerciseID: exercise.id, bodyPart: exercise.bodyPart, recommended: recommendation.repetitions,
-            shownMs: ms(now), state: "shown", repetitions: 0, score: 0)
+            shownMs: Instant.milliseconds(now), state: "shown", repetitions: 0, score: 0)
         try db.cachedStatement(sql: """
                 INSERT INTO workout_exercise (user_id, workout_id, number, attempt, exercise_id, body_part, motor_ability, recommended, shown_ms, state, day)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'shown', ?)
@@ -157,8 +155,8 @@ struct WorkoutOperations: Sendable {
             try db.cachedStatement(sql: """
                     INSERT INTO workout (user_id, id, state, source, planned, countdown_seconds, started_ms, day) VALUES (?, ?, 'open', 'live', ?, ?, ?, ?)
                     """
-            ).execute(arguments: [user, id, p.exercisesPerWorkout, p.countdownSeconds, Self.ms(now), preferences.clock.local(now).date.description])
-            var workout = Workout(id: id, state: "open", planned: p.exercisesPerWorkout, countdownSeconds: p.countdownSeconds, startedMs: Self.ms(now), steps: [])
+            ).execute(arguments: [user, id, p.exercisesPerWorkout, p.countdownSeconds, Instant.milliseconds(now), preferences.clock.local(now).date.description])
+            var workout = Workout(id: id, state: "open", planned: p.exercisesPerWorkout, countdownSeconds: p.countdownSeconds, startedMs: Instant.milliseconds(now), steps: [])
             let (step, exercise) = try Self.show(db, user: user, workout: &workout, number: 1, avoiding: nil, preferences: preferences, now: now)
             return Self.stepView(workout, step, exercise: exercise, language: language)
         }
@@ -205,7 +203,7 @@ struct WorkoutOperations: Sendable {
             guard let step = workout.current, step.number == input.number, step.exerciseID == input.exerciseId else {
                 throw ServiceError.conflict("that is not the exercise on screen", reason: "not_current")
             }
-            if case .tooEarly(let remaining) = CompletionTiming.decision(shownAt: step.shownMs, countdownSeconds: workout.countdownSeconds, now: Self.ms(now)) {
+            if case .tooEarly(let remaining) = CompletionTiming.decision(shownAt: step.shownMs, countdownSeconds: workout.countdownSeconds, now: Instant.milliseconds(now)) {
                 throw ServiceError(
                     .conflict, "the countdown has not run out: \(remaining) s to go",
                     details: ["reason": "too_early", "remainingSeconds": .integer(Int64(remaining))])
@@ -218,7 +216,7 @@ struct WorkoutOperations: Sendable {
                     UPDATE workout_exercise SET state = 'done', completed_ms = ?, repetitions = ?, score = ?, day = ?
                     WHERE user_id = ? AND workout_id = ? AND number = ? AND attempt = ?
                     """
-            ).execute(arguments: [Self.ms(now), input.repetitions, score, day, user, workout.id, step.number, step.attempt])
+            ).execute(arguments: [Instant.milliseconds(now), input.repetitions, score, day, user, workout.id, step.number, step.attempt])
             try db.cachedStatement(sql: "INSERT OR IGNORE INTO training_day (user_id, day) VALUES (?, ?)").execute(arguments: [user, day])
             workout.steps[workout.steps.count - 1].state = "done"
             workout.steps[workout.steps.count - 1].repetitions = input.repetitions
@@ -257,7 +255,7 @@ struct WorkoutOperations: Sendable {
             guard let step = workout.current else { throw ServiceError.conflict("no exercise is on screen", reason: "not_current") }
             guard step.attempt < 50 else { throw ServiceError.conflict("too many skips of one exercise", reason: "too_many_skips") }
             try db.cachedStatement(sql: "UPDATE workout_exercise SET state = 'skipped', completed_ms = ? WHERE user_id = ? AND workout_id = ? AND number = ? AND attempt = ?")
-                .execute(arguments: [Self.ms(now), user, workout.id, step.number, step.attempt])
+                .execute(arguments: [Instant.milliseconds(now), user, workout.id, step.number, step.attempt])
             workout.steps[workout.steps.count - 1].state = "skipped"
             let preferences = try UserPreferences.load(db, user: user)
             let (next, exercise) = try Self.show(
@@ -279,13 +277,13 @@ struct WorkoutOperations: Sendable {
     @discardableResult
     static func close(_ db: Database, user: String, id: String, now: Date) throws -> JSONValue {
         try db.cachedStatement(sql: "DELETE FROM workout_exercise WHERE user_id = ? AND workout_id = ? AND state = 'shown'").execute(arguments: [user, id])
-        try db.cachedStatement(sql: "UPDATE workout SET state = 'finished', ended_ms = ? WHERE user_id = ? AND id = ?").execute(arguments: [ms(now), user, id])
+        try db.cachedStatement(sql: "UPDATE workout SET state = 'finished', ended_ms = ? WHERE user_id = ? AND id = ?").execute(arguments: [Instant.milliseconds(now), user, id])
         guard let workout = try Workout.load(db, user: user, id: id) else { throw ServiceError.notFound("no such workout") }
         let done = workout.steps.filter { $0.state == "done" }
         let summary = Self.summary(
             id: id, done: done.count, skipped: workout.steps.count - done.count, score: workout.score, repetitions: done.reduce(0) { $0 + $1.repetitions })
         if !done.isEmpty {
-            try StatsEvents.workoutCompleted(db, user: user, summary: summary, startedMs: workout.startedMs, endedMs: ms(now), at: now)
+            try StatsEvents.workoutCompleted(db, user: user, summary: summary, startedMs: workout.startedMs, endedMs: Instant.milliseconds(now), at: now)
         }
         return summary
     }

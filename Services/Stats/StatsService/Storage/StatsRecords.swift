@@ -89,5 +89,5 @@ struct UserPreferences: Sendable {
     }
 
     /// The user's clock (UTC when the stored zone is not one any more).
-    var clock: ZoneClock { ZoneClock(identifier: timeZone) ?? .utc }
+    var clock: ZoneClock { ZoneCache.clock(timeZone) ?? .utc }
 }
