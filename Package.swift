@@ -49,6 +49,18 @@ var targets: [Target] = [
     .executableTarget(
         name: "ctl", dependencies: ["Platform", "ZeroMQ", argumentParser], path: "Services/Ctl"),
 
+    // The HTTPS edge: the apps' front door, one more client of the gateway.
+    .target(
+        name: "EdgeService",
+        dependencies: [
+            "Platform", "ZeroMQ", logging, lifecycle,
+            .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+        ],
+        path: "Services/Edge/EdgeService"),
+    .executableTarget(name: "edge", dependencies: ["EdgeService", "Platform", lifecycle], path: "Services/Edge/edge"),
+
     // Benchmarks (a command, not a test).
     .executableTarget(
         name: "bench",
@@ -85,6 +97,10 @@ var targets: [Target] = [
         dependencies: ["StatsService", "Platform", "SharedTesting", grdb, .product(name: "PropertyBased", package: "swift-property-based")],
         path: "Tests/StatsTests", exclude: ["Fixtures"]),
     .testTarget(
+        name: "EdgeTests",
+        dependencies: ["EdgeService", "Platform", "SharedTesting", .product(name: "HTTPTypes", package: "swift-http-types")],
+        path: "Tests/EdgeTests", exclude: ["Fixtures"]),
+    .testTarget(
         name: "IntegrationTests",
         dependencies: ["Platform", "ZeroMQ", "SharedTesting"],
         path: "Tests/IntegrationTests"),
@@ -118,6 +134,7 @@ let package = Package(
         .executable(name: "gateway", targets: ["gateway"]),
         .executable(name: "stack", targets: ["stack"]),
         .executable(name: "ctl", targets: ["ctl"]),
+        .executable(name: "edge", targets: ["edge"]),
         .executable(name: "bench", targets: ["bench"]),
     ] + services.map { .executable(name: $0.executable, targets: [$0.executable]) },
     dependencies: [
@@ -129,6 +146,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         // Property-based tests of the savings arithmetic (no dependencies of its own).
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],

@@ -3,14 +3,14 @@ import Foundation
 import Logging
 import Platform
 
-/// The local stack runner: starts the gateway and the six services as child processes,
+/// The local stack runner: starts the gateway, the six services and the HTTP edge as child processes,
 /// waits until all are healthy, restarts any that crashes, and stops them all on
 /// Ctrl-C or SIGTERM.
 @main
 struct Stack: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stack",
-        abstract: "Run the gateway and all six services locally, on SQLite files under the data folder.")
+        abstract: "Run the gateway, all six services and the HTTP edge locally, on SQLite files under the data folder.")
 
     @OptionGroup var platform: PlatformOptions
     @Option(help: "Folder of the children's log files (default: <data folder>/logs).")
@@ -31,7 +31,12 @@ struct Stack: AsyncParsableCommand {
         if let logs { try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true) }
         try FileManager.default.createDirectory(at: configuration.dataDirectoryURL, withIntermediateDirectories: true)
 
-        let names = ["gateway"] + PlatformConfiguration.serviceNames
+        // The gateway and the edge share a secret (README, "HTTP edge"); a local stack makes
+        // one when none is set. Only those two processes get it.
+        if configuration.edgeSecret == nil { configuration.edgeSecret = EdgeTrust.generateSecret() }
+        let edgeAddress = try Self.edgeURL(configuration)
+
+        let names = ["gateway"] + PlatformConfiguration.serviceNames + ["edge"]
         let supervisor = Supervisor(logger: logger)
         let signals = SignalWatcher(signals: [SIGINT, SIGTERM])
         for name in names {
@@ -39,9 +44,12 @@ struct Stack: AsyncParsableCommand {
             guard FileManager.default.isExecutableFile(atPath: executable.path) else {
                 throw ValidationError("\(executable.path) is missing: build everything first with `swift build`")
             }
+            var environment = configuration.environment.merging(Self.localDefaults()) { _, new in new }
+            let needsSecret = name == "gateway" || name == "edge"
+            if !needsSecret { environment["BACKEND_EDGE_SECRET"] = nil }
             await supervisor.add(
-                Child(name: name, executable: executable, environment: configuration.environment.merging(Self.localDefaults()) { _, new in new },
-                    log: logs?.appendingPathComponent("\(name).log")))
+                Child(name: name, executable: executable, environment: environment, log: logs?.appendingPathComponent("\(name).log"),
+                    removing: needsSecret ? [] : ["BACKEND_EDGE_SECRET"]))
         }
         await supervisor.startAll()
 
@@ -50,11 +58,12 @@ struct Stack: AsyncParsableCommand {
             let pids = await supervisor.pids()
             var text = "stack: all \(names.count) processes are healthy\n"
             text += "  gateway    \(configuration.gatewayEndpoint)   <- clients connect here (REQ or DEALER)\n"
+            text += "  edge       \(edgeAddress)   <- apps connect here (HTTP/JSON; OpenAPI at \(edgeAddress)/v1/openapi.json)\n"
             text += "  bus        in \(configuration.busInEndpoint), out \(configuration.busOutEndpoint)\n"
             for name in PlatformConfiguration.serviceNames {
                 text += "  \(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(configuration.serviceEndpoints[name] ?? "?")   pid \(pids[name] ?? 0)\n"
             }
-            text += "  gateway pid \(pids["gateway"] ?? 0)\n"
+            text += "  gateway pid \(pids["gateway"] ?? 0), edge pid \(pids["edge"] ?? 0)\n"
             text += "  data       \(configuration.dataDirectoryURL.standardizedFileURL.path)\n"
             if let logs { text += "  logs       \(logs.standardizedFileURL.path)\n" }
             text += "Try `.build/debug/ctl health` (or `swift run ctl health`). Ctrl-C stops everything.\n"
@@ -79,13 +88,41 @@ struct Stack: AsyncParsableCommand {
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while ContinuousClock.now < deadline, !signals.received {
             if let reply = try? await client.call("gateway.health", idempotent: true, timeout: .seconds(2), attempts: 1),
-                reply.data?["status"]?.stringValue == "ok"
+                reply.data?["status"]?.stringValue == "ok", let bind = try? HostAndPort(configuration.edgeBind, name: "edge"),
+                await Self.isListening(bind)
             {
                 return true
             }
             try? await Task.sleep(for: .milliseconds(200))
         }
         return false
+    }
+
+    /// The edge's URL: https when the environment gives it a certificate.
+    static func edgeURL(_ configuration: PlatformConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        let bind = try HostAndPort(configuration.edgeBind, name: "BACKEND_EDGE_BIND")
+        let scheme = (environment["BACKEND_EDGE_TLS_CERT"] ?? "").isEmpty ? "http" : "https"
+        let host = bind.host.contains(":") ? "[\(bind.host)]" : bind.host
+        return "\(scheme)://\(host):\(bind.port)"
+    }
+
+    /// Whether something accepts TCP connections at `address` (the edge, once it listens).
+    static func isListening(_ address: HostAndPort) async -> Bool {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var hints = addrinfo()
+                hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+                var list: UnsafeMutablePointer<addrinfo>?
+                guard getaddrinfo(address.host, String(address.port), &hints, &list) == 0, let first = list else {
+                    return continuation.resume(returning: false)
+                }
+                defer { freeaddrinfo(list) }
+                let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+                guard descriptor >= 0 else { return continuation.resume(returning: false) }
+                defer { close(descriptor) }
+                continuation.resume(returning: connect(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0)
+            }
+        }
     }
 
     /// What the local stack chooses unless its environment says otherwise: the `dev`

@@ -8,6 +8,9 @@ struct Child: Sendable {
     let executable: URL
     let environment: [String: String]
     let log: URL?
+    /// Variables of the runner's own environment the child must not inherit (secrets it
+    /// has no use for).
+    var removing: Set<String> = []
 }
 
 /// Starts children, restarts those that exit unexpectedly with exponential backoff, and
@@ -46,7 +49,9 @@ actor Supervisor {
         guard !stopping, let child = children[name] else { return }
         do {
             let process = try SpawnedProcess(
-                executable: child.executable.path, environment: SpawnedProcess.environment(adding: child.environment), output: child.log?.path)
+                executable: child.executable.path,
+                environment: SpawnedProcess.environment(adding: child.environment).filter { !child.removing.contains($0.key) },
+                output: child.log?.path)
             running[name] = Running(process: process, startedAt: .now)
             let pid = process.pid
             process.onExit { [weak self] status in

@@ -32,6 +32,9 @@ public final class TestStack: Sendable {
         for name in PlatformConfiguration.serviceNames {
             configuration.serviceEndpoints[name] = TestEnvironment.freeEndpoint()
         }
+        configuration.gatewayEdgeEndpoint = TestEnvironment.freeEndpoint()
+        configuration.edgeSecret = EdgeTrust.generateSecret()
+        configuration.edgeBind = "127.0.0.1:\(TestEnvironment.freePort())"
         configuration.dataDirectory = directory.url.appendingPathComponent("data").path
         configuration.logLevel = .info
         configuration.gatewayDeadlineMs = 2_000
@@ -47,12 +50,17 @@ public final class TestStack: Sendable {
     /// What tests choose unless they say otherwise: the `dev` payment provider.
     static let defaults = ["BACKEND_BOOKING_PAYMENT_PROVIDER": "dev"]
 
-    /// Starts the gateway (name `gateway`) or a service by its name.
+    /// The HTTP edge's address, once started with ``start(_:environment:)`` (name `edge`).
+    public var edgeURL: String { "http://\(configuration.edgeBind)" }
+
+    /// Starts the gateway (name `gateway`), the edge (`edge`) or a service by its name;
+    /// `environment` adds to the stack's.
     @discardableResult
-    public func start(_ name: String) throws -> ChildProcess {
+    public func start(_ name: String, environment: [String: String] = [:]) throws -> ChildProcess {
         let process = try ChildProcess(
             executable: TestEnvironment.binary(name),
-            environment: configuration.environment.merging(Self.defaults) { _, new in new }.merging(extraEnvironment) { _, new in new },
+            environment: configuration.environment.merging(Self.defaults) { _, new in new }.merging(extraEnvironment) { _, new in new }
+                .merging(environment) { _, new in new },
             logFile: directory.url.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(6)).log"))
         processes.withLock { $0[name] = process }
         return process

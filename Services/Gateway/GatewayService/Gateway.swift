@@ -16,6 +16,11 @@ import ZeroMQ
 /// answered `unavailable` then. Sockets reconnect by themselves within
 /// ``GatewayLimits/reconnectIntervalMax``, so a restarted service is served again without
 /// any action here. `gateway.health` checks each service through these same sockets.
+///
+/// With `BACKEND_EDGE_SECRET` set, a second ROUTER on ``PlatformConfiguration/gatewayEdgeEndpoint``
+/// serves the HTTP edge: CURVE with one admitted key (``EdgeTrust``), and the only socket
+/// whose requests may name the app user's address (a top-level `client`). The edge is
+/// one connection for many users, so its requests are budgeted per claimed address.
 public final class Gateway: Service, Sendable {
     private let configuration: PlatformConfiguration
     private let logger: Logger
@@ -30,9 +35,10 @@ public final class Gateway: Service, Sendable {
     /// What the gateway is waiting for a service to answer.
     private struct Pending {
         enum Origin {
-            /// A client's request, answered to `envelope`; `client` is its connection's
-            /// routing identity and `bytes` what it counts against the budget.
-            case client(envelope: [Data], id: String, op: String, client: Data, bytes: Int)
+            /// A client's request, answered to `envelope`; `client` is its budget key (the
+            /// connection's routing identity, or the edge's claimed address) and `bytes`
+            /// what it counts against the budget.
+            case client(envelope: ReturnPath, id: String, op: String, client: Data, bytes: Int)
             /// One service's check in a `gateway.health` round.
             case healthCheck(service: String)
         }
@@ -79,6 +85,8 @@ public final class Gateway: Service, Sendable {
     private func serve() {
         let endpoint = configuration.bind ?? configuration.gatewayEndpoint
         let frontend: ZMQSocket
+        var edgeFrontend: ZMQSocket?
+        var zap: ZAPAuthenticator?
         var backends: [String: ZMQSocket] = [:]
         do {
             frontend = try ZMQSocket(type: .router, options: .with {
@@ -87,6 +95,19 @@ public final class Gateway: Service, Sendable {
                 $0.sendHighWaterMark = limits.frontendSendHighWaterMark
             })
             try frontend.bind(endpoint)
+            if let secret = configuration.edgeSecret {
+                let trust = try EdgeTrust(secret: secret)
+                // The ZAP handler must be up before a CURVE server socket binds.
+                zap = try ZAPAuthenticator(allowedClientKeys: [trust.edgeKeys.publicKey])
+                let socket = try ZMQSocket(type: .router, options: .with {
+                    $0.maxMessageSize = limits.maxMessageBytes
+                    $0.receiveHighWaterMark = limits.edgeReceiveHighWaterMark
+                    $0.sendHighWaterMark = limits.backendSendHighWaterMark
+                    $0.curve = trust.gatewayRole
+                })
+                try socket.bind(configuration.gatewayEdgeEndpoint)
+                edgeFrontend = socket
+            }
             for (service, serviceEndpoint) in configuration.serviceEndpoints {
                 // IMMEDIATE: nothing is queued for a service that is down, so the client
                 // hears `unavailable` now instead of a stale delivery later. A short,
@@ -102,12 +123,14 @@ public final class Gateway: Service, Sendable {
             }
         } catch {
             logger.critical("gateway cannot start its sockets", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+            zap?.stop()
             bound.fire()
             return
         }
         boundEndpoint.withLock { $0 = frontend.lastEndpoint }
         bound.fire()
         logger.info("gateway serving", metadata: ["endpoint": "\(frontend.lastEndpoint)"])
+        if let edgeFrontend { logger.info("gateway serving the edge", metadata: ["endpoint": "\(edgeFrontend.lastEndpoint)"]) }
 
         var pending: [UInt64: Pending] = [:]
         var nextTag: UInt64 = 0
@@ -116,18 +139,20 @@ public final class Gateway: Service, Sendable {
         var health = HealthAggregator(services: services, startedAt: startedAt, lifetime: limits.healthAnswerLifetime)
         var poller = Poller()
         let frontendItem = poller.add(frontend)
+        let edgeItem = edgeFrontend.map { poller.add($0) }
         let wakeUpItem = poller.add(fileDescriptor: wakeUp.fileDescriptor)
         let backendItems = services.compactMap { backends[$0].map { (poller.add($0), $0) } }
 
-        func reply(_ envelope: [Data], _ body: Data) {
+        func reply(_ path: ReturnPath, _ body: Data) {
+            let socket = path.viaEdge ? (edgeFrontend ?? frontend) : frontend
             do {
-                try frontend.send(multipart: envelope + [body], dontWait: true)
+                try socket.send(multipart: path.envelope + [body], dontWait: true)
             } catch {
                 logger.debug("cannot send a reply (client gone?)", metadata: ["error": "\(error)"])
             }
         }
 
-        func fail(_ envelope: [Data], id: String?, op: String?, _ error: ServiceError, started: ContinuousClock.Instant) {
+        func fail(_ envelope: ReturnPath, id: String?, op: String?, _ error: ServiceError, started: ContinuousClock.Instant) {
             reply(envelope, Reply.failure(id: id, error: error))
             log(id: id, op: op, started: started, outcome: error.code.rawValue)
         }
@@ -157,7 +182,7 @@ public final class Gateway: Service, Sendable {
             }
         }
 
-        func askHealth(envelope: [Data], id: String, started: ContinuousClock.Instant) {
+        func askHealth(envelope: ReturnPath, id: String, started: ContinuousClock.Instant) {
             let waiter = HealthAggregator.Waiter(envelope: envelope, id: id, started: started)
             switch health.ask(waiter, now: started) {
             case .answer(let body):
@@ -179,14 +204,16 @@ public final class Gateway: Service, Sendable {
             }
         }
 
-        func accept(_ frames: [Data], peer: String?) {
+        /// A request from a client (`viaEdge: false`, `peer` its TCP address) or from the
+        /// edge (`viaEdge: true`, the address it claims for its user in the envelope).
+        func accept(_ frames: [Data], peer: String?, viaEdge: Bool) {
             let started = ContinuousClock.now
-            let message: (envelope: [Data], head: RequestEnvelope.Head)
+            let message: (envelope: ReturnPath, head: RequestEnvelope.Head)
             switch IncomingRequest.readHead(frames, maxBytes: limits.maxRequestBytes) {
             case .failure(let rejected):
-                return fail(rejected.envelope, id: rejected.id, op: nil, rejected.error, started: started)
+                return fail(ReturnPath(envelope: rejected.envelope, viaEdge: viaEdge), id: rejected.id, op: nil, rejected.error, started: started)
             case .success(let read):
-                message = read
+                message = (ReturnPath(envelope: read.envelope, viaEdge: viaEdge), read.head)
             }
             let request = message.head
             let service = String(request.service)
@@ -204,14 +231,17 @@ public final class Gateway: Service, Sendable {
                     message.envelope, id: request.id, op: request.op,
                     .forbidden("\(request.op) is for services only"), started: started)
             }
-            // The routing identity of the client's connection: the first frame.
-            let client = frames[0]
+            // Whom the request counts against: the client's connection (its routing
+            // identity, the first frame), or through the edge the user's address.
+            let address = viaEdge ? request.client : peer
+            let client = viaEdge ? Data(("edge:" + (address ?? "")).utf8) : frames[0]
             let bytes = frames.reduce(0) { $0 + $1.count }
             if let refusal = budget.admit(client: client, bytes: bytes) {
                 return fail(message.envelope, id: request.id, op: request.op, refusal, started: started)
             }
             // The client frame tells the service who is calling (for per-client limits).
-            let clientFrame = Data((ClientAddress.framePrefix + (peer ?? "")).utf8)
+            // A `client` member from anyone but the edge is ignored.
+            let clientFrame = Data((ClientAddress.framePrefix + (address ?? "")).utf8)
             guard let tag = forward([clientFrame] + frames, to: backend) else {
                 budget.release(client: client, bytes: bytes)
                 return fail(
@@ -276,7 +306,16 @@ public final class Gateway: Service, Sendable {
                 let batchEnd = ContinuousClock.now + .milliseconds(5)
                 for _ in 0..<512 {
                     guard let (frames, peer) = try? frontend.receiveMultipartWithPeer(dontWait: true, maxFrames: RoutedMessage.maxFrames + 1), !frames.isEmpty else { break }
-                    accept(frames, peer: peer)
+                    accept(frames, peer: peer, viaEdge: false)
+                    if ContinuousClock.now >= batchEnd { break }
+                }
+            }
+            if let edgeFrontend, let edgeItem, poller.isReadable(edgeItem) {
+                let batchEnd = ContinuousClock.now + .milliseconds(5)
+                for _ in 0..<512 {
+                    guard let frames = try? edgeFrontend.receiveMultipart(dontWait: true, maxFrames: RoutedMessage.maxFrames + 1), !frames.isEmpty
+                    else { break }
+                    accept(frames, peer: nil, viaEdge: true)
                     if ContinuousClock.now >= batchEnd { break }
                 }
             }
@@ -291,6 +330,9 @@ public final class Gateway: Service, Sendable {
         }
         try? frontend.setLinger(milliseconds: 1_000)
         frontend.close()
+        try? edgeFrontend?.setLinger(milliseconds: 1_000)
+        edgeFrontend?.close()
+        zap?.stop()
         for backend in backends.values { backend.close() }
         logger.info("gateway stopped")
     }
@@ -298,4 +340,11 @@ public final class Gateway: Service, Sendable {
     private func log(id: String?, op: String?, started: ContinuousClock.Instant, outcome: String) {
         RequestLog.record(logger, label: "gateway", id: id, op: op, started: started, outcome: outcome)
     }
+}
+
+/// Where a reply goes: the routing frames of the request, and whether it came in on the
+/// edge's socket or the clients' one.
+struct ReturnPath {
+    let envelope: [Data]
+    let viaEdge: Bool
 }

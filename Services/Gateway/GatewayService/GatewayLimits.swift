@@ -37,6 +37,9 @@ public struct GatewayLimits: Sendable {
     /// Messages libzmq queues per client connection before it stops reading that
     /// connection (`ZMQ_RCVHWM`): 16 MiB of requests at the 1 MiB limit.
     public var frontendReceiveHighWaterMark: Int32 = 16
+    /// Messages libzmq queues from the edge's one connection (`ZMQ_RCVHWM`): it carries
+    /// every HTTP user's requests, and the per-address budget applies once they are read.
+    public var edgeReceiveHighWaterMark: Int32 = 1_000
     /// Replies libzmq queues per client connection (`ZMQ_SNDHWM`): as many as the
     /// connection may have in flight, so a burst of all its replies always fits (the
     /// gateway hands replies over faster than libzmq's I/O thread writes them); beyond

@@ -15,7 +15,7 @@ import Platform
 struct HealthAggregator {
     /// A caller of `gateway.health`, answered when the round ends.
     struct Waiter {
-        let envelope: [Data]
+        let envelope: ReturnPath
         let id: String
         let started: ContinuousClock.Instant
     }

@@ -30,6 +30,14 @@ public struct PlatformConfiguration: Sendable, Equatable {
     public var curveSecretKey: String?
     /// CURVE public key of the servers, Z85 (`BACKEND_CURVE_SERVER_KEY`).
     public var curveServerKey: String?
+    /// The gateway's ROUTER for the HTTP edge, CURVE-secured (`BACKEND_GATEWAY_EDGE_ENDPOINT`);
+    /// bound only when ``edgeSecret`` is set.
+    public var gatewayEdgeEndpoint = "tcp://127.0.0.1:5558"
+    /// The secret the gateway and the edge derive their CURVE keys from
+    /// (`BACKEND_EDGE_SECRET`, at least 32 characters); see ``EdgeTrust``. Never log it.
+    public var edgeSecret: String?
+    /// Where the HTTP edge listens, `host:port` (`BACKEND_EDGE_BIND`).
+    public var edgeBind = "127.0.0.1:8080"
     /// Exit when the parent process goes away (`BACKEND_STOP_WITH_PARENT=1`), so children
     /// of the stack runner or of a test never outlive it.
     public var stopWithParent = false
@@ -64,6 +72,9 @@ public struct PlatformConfiguration: Sendable, Equatable {
         ("BACKEND_GATEWAY_DEADLINE_MS", "how long the gateway waits for a service"),
         ("BACKEND_CURVE_SECRET_KEY", "this process's CURVE secret key (Z85)"),
         ("BACKEND_CURVE_SERVER_KEY", "the servers' CURVE public key (Z85)"),
+        ("BACKEND_GATEWAY_EDGE_ENDPOINT", "gateway ROUTER for the HTTP edge (CURVE)"),
+        ("BACKEND_EDGE_SECRET", "shared secret of the gateway and the edge (32+ characters)"),
+        ("BACKEND_EDGE_BIND", "host:port the HTTP edge listens on"),
         ("BACKEND_STOP_WITH_PARENT", "1: exit when the parent process exits"),
     ]
 
@@ -87,6 +98,15 @@ public struct PlatformConfiguration: Sendable, Equatable {
             // for it yet: refuse rather than start half-secured and unreachable.
             throw ConfigurationError("CURVE is not switched on in this version: unset BACKEND_CURVE_SECRET_KEY and BACKEND_CURVE_SERVER_KEY")
         }
+        if let value = environment["BACKEND_GATEWAY_EDGE_ENDPOINT"], !value.isEmpty { gatewayEdgeEndpoint = value }
+        if let value = environment["BACKEND_EDGE_SECRET"], !value.isEmpty {
+            _ = try EdgeTrust(secret: value)
+            edgeSecret = value
+        }
+        if let value = environment["BACKEND_EDGE_BIND"], !value.isEmpty {
+            _ = try HostAndPort(value, name: "BACKEND_EDGE_BIND")
+            edgeBind = value
+        }
         if let value = environment["BACKEND_STOP_WITH_PARENT"] { stopWithParent = value == "1" || value == "true" }
     }
 
@@ -101,6 +121,9 @@ public struct PlatformConfiguration: Sendable, Equatable {
         for (name, endpoint) in serviceEndpoints { variables["BACKEND_\(name.uppercased())_ENDPOINT"] = endpoint }
         if let curveSecretKey { variables["BACKEND_CURVE_SECRET_KEY"] = curveSecretKey }
         if let curveServerKey { variables["BACKEND_CURVE_SERVER_KEY"] = curveServerKey }
+        variables["BACKEND_GATEWAY_EDGE_ENDPOINT"] = gatewayEdgeEndpoint
+        variables["BACKEND_EDGE_BIND"] = edgeBind
+        if let edgeSecret { variables["BACKEND_EDGE_SECRET"] = edgeSecret }
         if stopWithParent { variables["BACKEND_STOP_WITH_PARENT"] = "1" }
         return variables
     }
@@ -124,6 +147,26 @@ public struct PlatformConfiguration: Sendable, Equatable {
     static func milliseconds(_ text: String, _ name: String) throws -> Int {
         guard let value = Int(text), value > 0 else { throw ConfigurationError("\(name) must be a positive number of milliseconds") }
         return value
+    }
+}
+
+/// A `host:port` pair, as `BACKEND_EDGE_BIND` takes (`[::1]:8443` for IPv6).
+public struct HostAndPort: Sendable, Equatable {
+    /// The host name or address, without brackets.
+    public var host: String
+    /// The port.
+    public var port: Int
+
+    /// Parses `text`; `name` is the setting, for the error.
+    public init(_ text: String, name: String) throws(ConfigurationError) {
+        let problem = ConfigurationError("\(name) must be host:port, e.g. 127.0.0.1:8080, got \(text)")
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65_535).contains(port)
+        else { throw problem }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw problem }
+        self.host = host
+        self.port = port
     }
 }
 

@@ -22,6 +22,10 @@ public struct PlatformOptions: ParsableArguments, Sendable {
     public var requestDeadlineMs: Int?
     @Option(help: "How long the gateway waits for a service, in ms (BACKEND_GATEWAY_DEADLINE_MS).")
     public var gatewayDeadlineMs: Int?
+    @Option(help: "Gateway ROUTER for the HTTP edge (BACKEND_GATEWAY_EDGE_ENDPOINT).")
+    public var gatewayEdgeEndpoint: String?
+    @Option(help: "host:port the HTTP edge listens on (BACKEND_EDGE_BIND).")
+    public var edgeBind: String?
     @Flag(help: "Exit when the parent process exits (BACKEND_STOP_WITH_PARENT=1).")
     public var stopWithParent = false
 
@@ -45,6 +49,11 @@ public struct PlatformOptions: ParsableArguments, Sendable {
         if let logLevel { configuration.logLevel = try PlatformConfiguration.level(logLevel) }
         if let requestDeadlineMs { configuration.requestDeadlineMs = try PlatformConfiguration.milliseconds(String(requestDeadlineMs), "--request-deadline-ms") }
         if let gatewayDeadlineMs { configuration.gatewayDeadlineMs = try PlatformConfiguration.milliseconds(String(gatewayDeadlineMs), "--gateway-deadline-ms") }
+        if let gatewayEdgeEndpoint { configuration.gatewayEdgeEndpoint = gatewayEdgeEndpoint }
+        if let edgeBind {
+            _ = try HostAndPort(edgeBind, name: "--edge-bind")
+            configuration.edgeBind = edgeBind
+        }
         if stopWithParent { configuration.stopWithParent = true }
         return configuration
     }

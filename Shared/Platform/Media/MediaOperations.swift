@@ -119,6 +119,8 @@ public enum MediaOperations {
     struct GetReply: Codable, Sendable {
         var content: String
         var contentType: String
+        /// The content's SHA-256 (hex): what the HTTP edge sends as the image's `ETag`.
+        var sha256: String
     }
 
     static func get(service: String, auth: AuthRule, visibility: Visibility, limits: MediaLimits) -> ServiceOperation {
@@ -130,14 +132,18 @@ public enum MediaOperations {
         let auth = visibility == .uploader && auth == .public ? AuthRule.authenticated : auth
         return .read(
             "\(service).media.get",
-            summary: "An image by its id, for \(who): `content` base64, `contentType` image/png, image/jpeg or image/webp. Unknown or removed: `not_found`.",
+            summary: """
+                An image by its id, for \(who): `content` base64, `contentType` image/png, image/jpeg or image/webp, `sha256` \
+                of the content (hex). Unknown or removed: `not_found`.
+                """,
             auth: auth,
             request: .object(["id": .string(minLength: 1, maxLength: 100)], required: ["id"]),
             response: .object(
                 [
                     "content": .string(minLength: 1, maxLength: limits.maxBase64Length).described("base64 with padding"),
                     "contentType": .oneOf(ImageHeader.Format.allCases.map(\.rawValue)),
-                ], required: ["content", "contentType"])
+                    "sha256": .string(minLength: 64, maxLength: 64),
+                ], required: ["content", "contentType", "sha256"])
         ) { (context, input: GetRequest, db: Database) in
             guard let record = try MediaCatalog.record(db, id: input.id) else { throw ServiceError.notFound("no such image") }
             if case .uploader = visibility, record.createdBy == nil || record.createdBy != context.principal?.userID {
@@ -148,7 +154,7 @@ public enum MediaOperations {
             guard let content = try context.mediaStore().read(record.sha256, bytes: record.bytes) else {
                 throw ServiceError.notFound("no such image")
             }
-            return GetReply(content: content.base64EncodedString(), contentType: record.header.contentType)
+            return GetReply(content: content.base64EncodedString(), contentType: record.header.contentType, sha256: record.sha256)
         }
     }
 

@@ -86,6 +86,9 @@ public struct RequestEnvelope: Sendable, Equatable {
         public var token: String?
         /// The idempotency key, if any.
         public var idem: String?
+        /// The app user's address as the HTTP edge claims it (top-level `client`), when it
+        /// is a plausible address; only the gateway's edge socket believes it (``EdgeTrust``).
+        public var client: String?
 
         /// The service the operation belongs to: its first segment.
         public var service: Substring { op.prefix(while: { $0 != "." }) }
@@ -128,14 +131,15 @@ public struct RequestEnvelope: Sendable, Equatable {
     public static func parseHead(_ frame: Data) throws(Rejection) -> Head {
         let members: [String: JSONParser.Member]?
         do {
-            members = try JSONParser.parseMembers(of: frame, keeping: ["id", "op", "token", "idem"], noting: ["data"])
+            members = try JSONParser.parseMembers(of: frame, keeping: ["id", "op", "token", "idem", "client"], noting: ["data"])
         } catch {
             throw notJSON(error)
         }
         guard let members else { throw notAnObject }
-        let head = try Head(checking: members.compactMapValues { member in
+        var head = try Head(checking: members.compactMapValues { member in
             if case .value(let value) = member { value } else { nil }
         })
+        if case .value(.string(let client))? = members["client"], EdgeTrust.isPlausibleAddress(client) { head.client = client }
         switch members["data"] {
         case nil, .skipped(.object)?, .skipped(.null)?: return head
         default: throw Rejection(error: .badRequest(dataNotAnObject), id: head.id)
@@ -241,12 +245,7 @@ public enum Reply {
         }
         let id = members["id"]?.stringValue
         if ok { return Parsed(id: id, data: members["data"] ?? .null, error: nil) }
-        let errorObject = members["error"]?.objectValue ?? [:]
-        let code = errorObject["code"]?.stringValue.flatMap(ErrorCode.init(rawValue:)) ?? .internal
-        var details = errorObject["details"]?.objectValue ?? [:]
-        let fields = details.removeValue(forKey: "fields")?.objectValue?.compactMapValues(\.stringValue) ?? [:]
-        let error = ServiceError(code, errorObject["message"]?.stringValue ?? "", fields: fields, details: details)
-        return Parsed(id: id, data: nil, error: error)
+        return Parsed(id: id, data: nil, error: ServiceError(wire: members["error"] ?? .null))
     }
 }
 

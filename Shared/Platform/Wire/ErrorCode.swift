@@ -92,6 +92,15 @@ public struct ServiceError: Error, Sendable, Equatable {
     }
 
     /// The `error` object of a reply.
+    /// Reads an error object as ``wireValue`` writes it; an unknown code reads as `internal`.
+    public init(wire value: JSONValue) {
+        let object = value.objectValue ?? [:]
+        let code = object["code"]?.stringValue.flatMap(ErrorCode.init(rawValue:)) ?? .internal
+        var details = object["details"]?.objectValue ?? [:]
+        let fields = details.removeValue(forKey: "fields")?.objectValue?.compactMapValues(\.stringValue) ?? [:]
+        self.init(code, object["message"]?.stringValue ?? "", fields: fields, details: details)
+    }
+
     public var wireValue: JSONValue {
         var detailMembers = details
         if !fields.isEmpty {

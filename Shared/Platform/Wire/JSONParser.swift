@@ -293,7 +293,19 @@ extension JSONParser {
     public static func parseMembers(
         of data: Data, keeping: Set<String>, noting: Set<String> = [], maxDepth: Int = 64
     ) throws(Failure) -> [String: Member]? {
+        var ranges: [String: Range<Int>] = [:]
+        return try parseMembers(of: data, keeping: keeping, noting: noting, maxDepth: maxDepth, ranges: &ranges)
+    }
+
+    /// ``parseMembers(of:keeping:noting:maxDepth:)`` that also reports where each noted
+    /// member's value lies in `data` (offsets from its start), so a caller can pass those
+    /// bytes on without building or writing them again (the HTTP edge does so with a
+    /// reply's `data`).
+    public static func parseMembers(
+        of data: Data, keeping: Set<String>, noting: Set<String> = [], maxDepth: Int = 64, ranges: inout [String: Range<Int>]
+    ) throws(Failure) -> [String: Member]? {
         let wanted = keeping.map { (name: Array($0.utf8), keep: true) } + noting.map { (name: Array($0.utf8), keep: false) }
+        var found: [String: Range<Int>] = [:]
         let result: Result<[String: Member]?, Failure> = data.withUnsafeBytes { raw in
             var parser = JSONParser(bytes: raw.bindMemory(to: UInt8.self), maxDepth: maxDepth)
             do throws(Failure) {
@@ -301,7 +313,7 @@ extension JSONParser {
                 guard parser.index < parser.bytes.count else { throw parser.fail("unexpected end of input") }
                 var members: [String: Member]?
                 if parser.bytes[parser.index] == UInt8(ascii: "{") {
-                    members = try parser.readTopLevelObject(wanted: wanted)
+                    members = try parser.readTopLevelObject(wanted: wanted, ranges: &found)
                 } else {
                     _ = try parser.skipValue(depth: 0)
                 }
@@ -312,12 +324,15 @@ extension JSONParser {
                 return .failure(error)
             }
         }
+        ranges = found
         return try result.get()
     }
 
     /// The top-level object of ``parseMembers(of:keeping:noting:maxDepth:)``; mirrors
     /// `parseObject` at depth 0.
-    private mutating func readTopLevelObject(wanted: [(name: [UInt8], keep: Bool)]) throws(Failure) -> [String: Member] {
+    private mutating func readTopLevelObject(
+        wanted: [(name: [UInt8], keep: Bool)], ranges: inout [String: Range<Int>]
+    ) throws(Failure) -> [String: Member] {
         index += 1
         var members: [String: Member] = [:]
         skipWhitespace()
@@ -335,7 +350,13 @@ extension JSONParser {
             skipWhitespace()
             if let match {
                 let name = String(decoding: wanted[match].name, as: UTF8.self)
-                members[name] = wanted[match].keep ? .value(try parseValue(depth: 1)) : .skipped(try skipValue(depth: 1))
+                if wanted[match].keep {
+                    members[name] = .value(try parseValue(depth: 1))
+                } else {
+                    let start = index
+                    members[name] = .skipped(try skipValue(depth: 1))
+                    ranges[name] = start..<index
+                }
             } else {
                 _ = try skipValue(depth: 1)
             }

@@ -1,0 +1,320 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import NIOCore
+import NIOSSL
+import Platform
+import ServiceLifecycle
+import Synchronization
+import ZeroMQ
+
+/// What each request carries through the edge: the TCP peer, and the client address made
+/// from it (``ClientAddressResolver``).
+public struct EdgeRequestContext: Hummingbird.RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The TCP peer's address.
+    let peer: String?
+    /// The app user's address, set by the door before any route runs.
+    var clientAddress = ""
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        peer = source.channel.remoteAddress?.ipAddress
+    }
+
+    /// Bodies are read with their own limits (``EdgeSettings``).
+    public var maxUploadSize: Int { RequestLimits().maxRequestBytes }
+}
+
+/// The HTTP edge: the apps' front door (README, "HTTP edge").
+///
+/// `POST /v1/{op}` becomes one request to the gateway's edge socket (``EdgeTrust``) with the
+/// body as `data`, the bearer token as `token`, `Idempotency-Key` as `idem` and the user's
+/// address as `client`; the reply becomes 200 with its `data`, or the error's status with
+/// `{"code", "message", "fields"}`. Media are served by URL, and `GET /v1/openapi.json`
+/// describes it all. Every request passes the door first: the client's address, its rate
+/// limit, security headers, and CORS only for configured origins.
+public final class EdgeServer: Sendable {
+    let settings: EdgeSettings
+    let gateway: ServiceClient
+    let limiter: RateLimiter
+    let documents: OpenAPIDocuments
+    let logger: Logger
+    private let requestCounter = Atomic<UInt64>(0)
+
+    /// Creates the edge over a client of the gateway's edge socket.
+    public init(settings: EdgeSettings, gateway: ServiceClient, documents: OpenAPIDocuments, logger: Logger) {
+        self.settings = settings
+        self.gateway = gateway
+        self.limiter = RateLimiter(perSecond: settings.ratePerSecond, burst: settings.rateBurst)
+        self.documents = documents
+        self.logger = logger
+    }
+
+    /// The Hummingbird application; `onRunning` hears the bound port.
+    public func application(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
+        let router = Router(context: EdgeRequestContext.self)
+        router.add(middleware: Door(edge: self))
+        router.post("/v1/:op") { request, context in try await self.operation(request, context: context) }
+        router.get("/v1/openapi.json") { _, _ in self.answer(EdgeAnswer(status: .ok, body: self.documents.current())) }
+        router.get("/v1/media/:service/:id") { request, context in try await self.download(request, context: context) }
+        router.post("/v1/media/:service") { request, context in try await self.upload(request, context: context) }
+        let guardFactory: @Sendable () -> [any RemovableChannelHandler] = { [settings] in
+            [
+                SlowClientGuard(
+                    headerTimeout: .milliseconds(Int64(settings.headerTimeout.wholeMilliseconds)),
+                    bodyTimeout: .milliseconds(Int64(settings.bodyTimeout.wholeMilliseconds)))
+            ]
+        }
+        let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: guardFactory()))
+        let server: HTTPServerBuilder
+        if let certificate = settings.tlsCertificatePath, let key = settings.tlsKeyPath {
+            let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
+            var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
+            tls.minimumTLSVersion = .tlsv12
+            server = try .tls(http1, tlsConfiguration: tls)
+        } else {
+            server = http1
+        }
+        var httpLogger = logger
+        httpLogger.logLevel = max(logger.logLevel, .notice)
+        return Application(
+            router: router, server: server,
+            configuration: .init(address: .hostname(settings.bind.host, port: settings.bind.port), serverName: nil),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: httpLogger)
+    }
+
+    // MARK: Operations
+
+    func operation(_ request: Request, context: EdgeRequestContext) async throws -> Response {
+        let op = context.parameters.get("op") ?? ""
+        let id = requestID(request)
+        do throws(ServiceError) {
+            guard RequestEnvelope.isOperationName(op) else { throw ServiceError.unknownOp(op) }
+            let token = try bearerToken(request)
+            let idem = try idempotencyKey(request)
+            let body = try await collect(request, limit: settings.maxBodyBytes)
+            let data = try EdgeEnvelope.data(fromBody: body)
+            let frame = EdgeEnvelope.encode(id: id, op: op, token: token, idem: idem, client: context.clientAddress, data: data)
+            var answer = EdgeAnswer.reply(try await call(frame))
+            answer.headers[.requestID] = id
+            return self.answer(answer)
+        } catch {
+            var answer = EdgeAnswer.error(error)
+            answer.headers[.requestID] = id
+            return self.answer(answer)
+        }
+    }
+
+    /// Sends one frame to the gateway and returns its reply frame.
+    func call(_ frame: Data) async throws(ServiceError) -> Data {
+        do {
+            return try await gateway.send(frame, timeout: settings.gatewayTimeout)
+        } catch let error as ClientError where error.reason == .timeout {
+            throw ServiceError(.timeout, "the gateway did not answer in time")
+        } catch {
+            throw ServiceError.unavailable("the gateway is not reachable")
+        }
+    }
+
+    /// The access token of `Authorization: Bearer <token>`; `nil` without the header.
+    func bearerToken(_ request: Request) throws(ServiceError) -> String? {
+        guard let header = request.headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty, parts[1].utf8.count <= 4_096 else {
+            throw ServiceError.unauthenticated("send the access token as `Authorization: Bearer <token>`")
+        }
+        return String(parts[1]).trimmingCharacters(in: .whitespaces)
+    }
+
+    func idempotencyKey(_ request: Request) throws(ServiceError) -> String? {
+        guard let key = request.headers[.idempotencyKey] else { return nil }
+        guard !key.isEmpty, key.utf8.count <= RequestEnvelope.maxIdempotencyKeyLength else {
+            throw ServiceError.badRequest("Idempotency-Key must have 1 to \(RequestEnvelope.maxIdempotencyKeyLength) bytes")
+        }
+        return key
+    }
+
+    /// The client's `X-Request-Id` when it is usable (1 to 128 visible ASCII characters),
+    /// or a new one; sent to the gateway as the envelope's `id` and back as a header.
+    func requestID(_ request: Request) -> String {
+        if let given = request.headers[.requestID], !given.isEmpty, given.utf8.count <= RequestEnvelope.maxIDLength,
+            given.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+        {
+            return given
+        }
+        return "edge-\(requestCounter.add(1, ordering: .relaxed).newValue)"
+    }
+
+    /// Reads the whole body, refusing more than `limit` bytes with `payload_too_large`.
+    func collect(_ request: Request, limit: Int) async throws(ServiceError) -> Data {
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            throw ServiceError.payloadTooLarge(limit: limit)
+        }
+        do {
+            let buffer = try await request.body.collect(upTo: limit)
+            return Data(buffer.readableBytesView)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            throw ServiceError.payloadTooLarge(limit: limit)
+        } catch {
+            throw ServiceError.badRequest("the body could not be read")
+        }
+    }
+
+    // MARK: Media
+
+    func download(_ request: Request, context: EdgeRequestContext) async throws -> Response {
+        let id = requestID(request)
+        do throws(ServiceError) {
+            let service = try mediaService(context)
+            let imageID = context.parameters.get("id") ?? ""
+            let token = try bearerToken(request)
+            let data = JSONValue.object(["id": .string(imageID)]).serialized
+            let frame = EdgeEnvelope.encode(id: id, op: "\(service).media.get", token: token, idem: nil, client: context.clientAddress, data: data)
+            let reply = try await call(frame)
+            guard let parsed = try? Reply.parse(reply) else { throw ServiceError(.internal, "the gateway sent a reply the edge cannot read") }
+            if let error = parsed.error { throw error }
+            guard case .string(let base64)? = parsed.data?["content"], case .string(let contentType)? = parsed.data?["contentType"],
+                case .string(let sha256)? = parsed.data?["sha256"], let content = Data(base64Encoded: base64)
+            else { throw ServiceError(.internal, "the media store sent an image the edge cannot read") }
+            let etag = "\"\(sha256)\""
+            var headers: HTTPFields = [.eTag: etag, .requestID: id]
+            // Content-addressed: what an id names never changes. Images read with a token
+            // stay in the user's own cache.
+            headers[.cacheControl] = "\(token == nil ? "public" : "private"), max-age=31536000, immutable"
+            if let match = request.headers[.ifNoneMatch], Self.matches(match, etag: etag) {
+                return decorate(Response(status: .notModified, headers: headers), cacheable: true)
+            }
+            headers[.contentType] = contentType
+            return decorate(Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: content))), cacheable: true)
+        } catch {
+            var answer = EdgeAnswer.error(error)
+            answer.headers[.requestID] = id
+            return self.answer(answer)
+        }
+    }
+
+    func upload(_ request: Request, context: EdgeRequestContext) async throws -> Response {
+        let id = requestID(request)
+        do throws(ServiceError) {
+            let service = try mediaService(context)
+            let token = try bearerToken(request)
+            let idem = try idempotencyKey(request)
+            let declared = request.headers[.contentType].map { $0.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            guard OpenAPIDocument.imageTypes.contains(declared) else {
+                throw ServiceError.invalid("Content-Type", "send the image as image/png, image/jpeg or image/webp")
+            }
+            let content = try await collect(request, limit: settings.maxMediaBytes)
+            if let header = try? ImageHeader.read(content, limits: MediaLimits()), header.contentType != declared {
+                throw ServiceError.invalid("Content-Type", "the body is \(header.contentType), not \(declared)")
+            }
+            let data = JSONValue.object(["content": .string(content.base64EncodedString())]).serialized
+            let frame = EdgeEnvelope.encode(id: id, op: "\(service).media.put", token: token, idem: idem, client: context.clientAddress, data: data)
+            var answer = EdgeAnswer.reply(try await call(frame))
+            answer.headers[.requestID] = id
+            return self.answer(answer)
+        } catch {
+            var answer = EdgeAnswer.error(error)
+            answer.headers[.requestID] = id
+            return self.answer(answer)
+        }
+    }
+
+    func mediaService(_ context: EdgeRequestContext) throws(ServiceError) -> String {
+        let service = context.parameters.get("service") ?? ""
+        guard PlatformConfiguration.serviceNames.contains(service) else { throw ServiceError.notFound("no media store named \(service)") }
+        return service
+    }
+
+    /// Whether an `If-None-Match` value names `etag` (or is `*`); weak tags compare equal.
+    static func matches(_ header: String, etag: String) -> Bool {
+        header.split(separator: ",").contains { candidate in
+            let tag = candidate.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || tag == etag || tag == "W/" + etag
+        }
+    }
+
+    // MARK: Answers
+
+    func answer(_ answer: EdgeAnswer) -> Response {
+        var headers = answer.headers
+        headers[.contentType] = answer.contentType
+        return decorate(Response(status: answer.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body))), cacheable: false)
+    }
+
+    /// Adds the security headers every answer carries.
+    func decorate(_ response: Response, cacheable: Bool) -> Response {
+        var response = response
+        response.headers[.xContentTypeOptions] = "nosniff"
+        response.headers[.xFrameOptions] = "DENY"
+        response.headers[.contentSecurityPolicy] = "default-src 'none'; frame-ancestors 'none'"
+        response.headers[.referrerPolicy] = "no-referrer"
+        if !cacheable { response.headers[.cacheControl] = "no-store" }
+        if settings.usesTLS { response.headers[.strictTransportSecurity] = "max-age=63072000" }
+        return response
+    }
+}
+
+extension HTTPField.Name {
+    static let xContentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+    static let xFrameOptions = HTTPField.Name("X-Frame-Options")!
+    static let referrerPolicy = HTTPField.Name("Referrer-Policy")!
+    static let strictTransportSecurity = HTTPField.Name("Strict-Transport-Security")!
+    static let accessControlAllowOrigin = HTTPField.Name("Access-Control-Allow-Origin")!
+    static let accessControlAllowMethods = HTTPField.Name("Access-Control-Allow-Methods")!
+    static let accessControlAllowHeaders = HTTPField.Name("Access-Control-Allow-Headers")!
+    static let accessControlExposeHeaders = HTTPField.Name("Access-Control-Expose-Headers")!
+    static let accessControlMaxAge = HTTPField.Name("Access-Control-Max-Age")!
+}
+
+/// The door every request passes: the client's address, its rate limit, answers for paths
+/// that do not exist, and CORS for configured origins only.
+struct Door: RouterMiddleware {
+    typealias Context = EdgeRequestContext
+    let edge: EdgeServer
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var context = context
+        context.clientAddress = edge.settings.resolver.resolve(peer: context.peer, forwardedFor: request.headers[values: .forwardedFor])
+        let origin = request.headers[.origin].flatMap { edge.settings.corsOrigins.contains($0) ? $0 : nil }
+        if let wait = edge.limiter.admit(context.clientAddress) {
+            return cors(edge.answer(EdgeAnswer.error(.rateLimited(retryAfterMs: Int64(wait.wholeMilliseconds), "too many requests from this address"))), origin)
+        }
+        if request.method == .options, let origin {
+            var response = Response(status: .noContent)
+            response.headers[.accessControlAllowMethods] = "GET, POST"
+            response.headers[.accessControlAllowHeaders] = "Authorization, Content-Type, Idempotency-Key, X-Request-Id, If-None-Match"
+            response.headers[.accessControlMaxAge] = "600"
+            return cors(edge.decorate(response, cacheable: false), origin)
+        }
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as HTTPError {
+            // Hummingbird's own refusals (no such route, a bad request line) in the
+            // contract's form.
+            let serviceError: ServiceError =
+                switch error.status {
+                case .notFound: .notFound("no such path: \(request.method) \(request.uri.path)")
+                case .contentTooLarge: .payloadTooLarge(limit: edge.settings.maxBodyBytes)
+                case .methodNotAllowed: .notFound("\(request.method) is not served at \(request.uri.path)")
+                default: .badRequest("the request could not be read")
+                }
+            response = edge.answer(EdgeAnswer.error(serviceError))
+        }
+        return cors(response, origin)
+    }
+
+    private func cors(_ response: Response, _ origin: String?) -> Response {
+        guard let origin else { return response }
+        var response = response
+        response.headers[.accessControlAllowOrigin] = origin
+        response.headers[.vary] = "Origin"
+        response.headers[.accessControlExposeHeaders] = "ETag, Retry-After, X-Request-Id, X-Error-Ref"
+        return response
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import Platform
+
+/// The edge's settings, read from `BACKEND_EDGE_*` variables on top of the platform's
+/// (README, "HTTP edge").
+public struct EdgeSettings: Sendable {
+    /// Where to listen (`BACKEND_EDGE_BIND`, from the platform configuration).
+    public var bind: HostAndPort
+    /// PEM certificate chain and private key (`BACKEND_EDGE_TLS_CERT`, `BACKEND_EDGE_TLS_KEY`);
+    /// both set: HTTPS; neither: plain HTTP, allowed on loopback only unless
+    /// `BACKEND_EDGE_ALLOW_PLAIN=1` (behind a proxy that ends TLS).
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    /// Peers whose `X-Forwarded-For` is believed (`BACKEND_EDGE_TRUSTED_PROXIES`).
+    var resolver: ClientAddressResolver
+    /// Requests per second and burst per client address (`BACKEND_EDGE_RATE_PER_SECOND`,
+    /// `BACKEND_EDGE_RATE_BURST`); 0 per second switches the limit off.
+    public var ratePerSecond: Double = 50
+    public var rateBurst: Double = 100
+    /// The largest operation body: the contract's 1 MiB request limit.
+    public var maxBodyBytes = RequestLimits().maxRequestBytes
+    /// The largest media upload: the media store's limit.
+    public var maxMediaBytes = MediaLimits().maxBytes
+    /// How long a connection may take to send a request's head, and then its body
+    /// (`BACKEND_EDGE_HEADER_TIMEOUT_MS`, `BACKEND_EDGE_BODY_TIMEOUT_MS`); a keep-alive
+    /// connection gets the head timeout again after each answer.
+    public var headerTimeout: Duration = .seconds(10)
+    public var bodyTimeout: Duration = .seconds(30)
+    /// Origins allowed to call from a browser (`BACKEND_EDGE_CORS_ORIGINS`, comma-separated);
+    /// empty (the default): no CORS headers at all.
+    public var corsOrigins: Set<String> = []
+    /// How long the edge waits for the gateway: its deadline and a second more.
+    public var gatewayTimeout: Duration
+
+    /// Reads the settings.
+    public init(configuration: PlatformConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        bind = try HostAndPort(configuration.edgeBind, name: "BACKEND_EDGE_BIND")
+        tlsCertificatePath = environment["BACKEND_EDGE_TLS_CERT"].flatMap { $0.isEmpty ? nil : $0 }
+        tlsKeyPath = environment["BACKEND_EDGE_TLS_KEY"].flatMap { $0.isEmpty ? nil : $0 }
+        guard (tlsCertificatePath == nil) == (tlsKeyPath == nil) else {
+            throw ConfigurationError("set both BACKEND_EDGE_TLS_CERT and BACKEND_EDGE_TLS_KEY, or neither")
+        }
+        if tlsCertificatePath == nil, !Self.isLoopback(bind.host), environment["BACKEND_EDGE_ALLOW_PLAIN"] != "1" {
+            throw ConfigurationError(
+                "the edge serves plain HTTP on loopback only: set BACKEND_EDGE_TLS_CERT and BACKEND_EDGE_TLS_KEY, "
+                    + "or BACKEND_EDGE_ALLOW_PLAIN=1 behind a proxy that ends TLS")
+        }
+        resolver = try ClientAddressResolver(trustedProxies: environment["BACKEND_EDGE_TRUSTED_PROXIES"] ?? "")
+        if let text = environment["BACKEND_EDGE_RATE_PER_SECOND"] { ratePerSecond = try Self.number(text, "BACKEND_EDGE_RATE_PER_SECOND") }
+        if let text = environment["BACKEND_EDGE_RATE_BURST"] { rateBurst = try Self.number(text, "BACKEND_EDGE_RATE_BURST") }
+        if let text = environment["BACKEND_EDGE_HEADER_TIMEOUT_MS"] { headerTimeout = .milliseconds(try Self.milliseconds(text, "BACKEND_EDGE_HEADER_TIMEOUT_MS")) }
+        if let text = environment["BACKEND_EDGE_BODY_TIMEOUT_MS"] { bodyTimeout = .milliseconds(try Self.milliseconds(text, "BACKEND_EDGE_BODY_TIMEOUT_MS")) }
+        corsOrigins = Set((environment["BACKEND_EDGE_CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        gatewayTimeout = .milliseconds(configuration.gatewayDeadlineMs + 1_000)
+    }
+
+    /// The variables the edge reads besides the platform's.
+    public static let variables: [(name: String, meaning: String)] = [
+        ("BACKEND_EDGE_TLS_CERT", "PEM certificate chain for HTTPS"),
+        ("BACKEND_EDGE_TLS_KEY", "PEM private key for HTTPS"),
+        ("BACKEND_EDGE_ALLOW_PLAIN", "1: plain HTTP on a non-loopback address (behind a TLS proxy)"),
+        ("BACKEND_EDGE_TRUSTED_PROXIES", "addresses/blocks whose X-Forwarded-For is believed"),
+        ("BACKEND_EDGE_RATE_PER_SECOND", "requests per second per client address (0: off)"),
+        ("BACKEND_EDGE_RATE_BURST", "burst per client address"),
+        ("BACKEND_EDGE_HEADER_TIMEOUT_MS", "time to send a request head"),
+        ("BACKEND_EDGE_BODY_TIMEOUT_MS", "time to send a request body"),
+        ("BACKEND_EDGE_CORS_ORIGINS", "browser origins allowed (comma-separated; empty: CORS off)"),
+    ]
+
+    /// Whether the scheme is HTTPS.
+    public var usesTLS: Bool { tlsCertificatePath != nil }
+
+    /// The URL clients use, for the stack runner's banner.
+    public var url: String {
+        let host = bind.host.contains(":") ? "[\(bind.host)]" : bind.host
+        return "\(usesTLS ? "https" : "http")://\(host):\(bind.port)"
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    private static func number(_ text: String, _ name: String) throws -> Double {
+        guard let value = Double(text), value >= 0, value.isFinite else { throw ConfigurationError("\(name) must be a number ≥ 0") }
+        return value
+    }
+
+    private static func milliseconds(_ text: String, _ name: String) throws -> Int {
+        guard let value = Int(text), value > 0 else { throw ConfigurationError("\(name) must be a positive number of milliseconds") }
+        return value
+    }
+}

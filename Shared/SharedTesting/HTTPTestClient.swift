@@ -1,0 +1,143 @@
+import Foundation
+import Platform
+
+/// A plain HTTP/1.1 client over a TCP socket, for tests of the edge: one request per
+/// connection (`Connection: close`), everything the server sends read back as it came.
+/// Blocking socket calls run on a thread of their own, never on Swift's cooperative pool.
+public enum HTTPTestClient {
+    /// An answer as received.
+    public struct Answer: Sendable {
+        public var status: Int
+        /// Header names lowercased; a repeated header keeps its values joined by ", ".
+        public var headers: [String: String]
+        public var body: Data
+
+        /// The body parsed as JSON (`nil` if it is not).
+        public var json: JSONValue? { try? JSONParser.parse(body) }
+        /// The error code of an error body.
+        public var code: String? { json?["code"]?.stringValue }
+    }
+
+    /// Sends a request to `url` (`http://host:port/path`).
+    public static func send(
+        _ method: String, _ url: String, headers: [String: String] = [:], body: Data? = nil, timeout: Duration = .seconds(10)
+    ) async throws -> Answer {
+        guard let parsed = URL(string: url), let host = parsed.host, let port = parsed.port else { throw TestStackError("bad URL \(url)") }
+        var text = "\(method) \(parsed.path.isEmpty ? "/" : parsed.path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
+        for (name, value) in headers { text += "\(name): \(value)\r\n" }
+        if let body { text += "Content-Length: \(body.count)\r\n" }
+        text += "\r\n"
+        var request = Data(text.utf8)
+        if let body { request.append(body) }
+        let bytes = try await exchange(host: host, port: port, sending: [request], timeout: timeout)
+        return try parse(bytes)
+    }
+
+    /// Connects, sends each chunk (with `pause` between them), and reads until the server
+    /// closes or `timeout` passes; returns what was read.
+    public static func exchange(
+        host: String, port: Int, sending chunks: [Data], pause: Duration = .zero, timeout: Duration
+    ) async throws -> Data {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try blockingExchange(host: host, port: port, chunks: chunks, pause: pause, timeout: timeout) })
+            }
+            thread.start()
+        }
+    }
+
+    /// What ``exchange(host:port:sending:pause:timeout:)`` saw of a slow client's connection.
+    public struct SlowOutcome: Sendable {
+        /// Whether the server closed the connection (rather than the client giving up).
+        public var closedByServer: Bool
+        /// How long after connecting that happened.
+        public var after: Duration
+    }
+
+    /// Opens a connection and sends `chunk` every `interval` until the server closes it or
+    /// `limit` passes.
+    public static func trickle(host: String, port: Int, chunk: Data, interval: Duration, limit: Duration) async throws -> SlowOutcome {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result {
+                    let descriptor = try connect(host: host, port: port)
+                    defer { close(descriptor) }
+                    let started = ContinuousClock.now
+                    while ContinuousClock.now - started < limit {
+                        let sent = chunk.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                        if sent < 0 { return SlowOutcome(closedByServer: true, after: ContinuousClock.now - started) }
+                        var probe = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                        if poll(&probe, 1, Int32(interval.wholeMilliseconds)) > 0 {
+                            var byte: UInt8 = 0
+                            if recv(descriptor, &byte, 1, 0) <= 0 { return SlowOutcome(closedByServer: true, after: ContinuousClock.now - started) }
+                        }
+                    }
+                    return SlowOutcome(closedByServer: false, after: ContinuousClock.now - started)
+                })
+            }
+            thread.start()
+        }
+    }
+
+    static func connect(host: String, port: Int) throws -> Int32 {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &list) == 0, let first = list else { throw TestStackError("cannot resolve \(host)") }
+        defer { freeaddrinfo(list) }
+        let descriptor = socket(first.pointee.ai_family, first.pointee.ai_socktype, first.pointee.ai_protocol)
+        guard descriptor >= 0 else { throw TestStackError("socket failed") }
+        guard Glibc.connect(descriptor, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
+            close(descriptor)
+            throw TestStackError("cannot connect to \(host):\(port)")
+        }
+        return descriptor
+    }
+
+    static func blockingExchange(host: String, port: Int, chunks: [Data], pause: Duration, timeout: Duration) throws -> Data {
+        let descriptor = try connect(host: host, port: port)
+        defer { close(descriptor) }
+        let deadline = ContinuousClock.now + timeout
+        for (index, chunk) in chunks.enumerated() {
+            if index > 0, pause > .zero { Thread.sleep(forTimeInterval: Double(pause.wholeMilliseconds) / 1_000) }
+            var offset = 0
+            while offset < chunk.count {
+                let sent = chunk.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+                if sent <= 0 { break }
+                offset += sent
+            }
+        }
+        var received = Data()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while ContinuousClock.now < deadline {
+            var probe = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let remaining = max(1, (deadline - ContinuousClock.now).wholeMilliseconds)
+            guard poll(&probe, 1, Int32(min(remaining, 1_000))) >= 0 else { break }
+            if probe.revents == 0 { continue }
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count <= 0 { break }
+            received.append(contentsOf: buffer[0..<count])
+        }
+        return received
+    }
+
+    /// Parses one HTTP/1.1 response (Content-Length or read to the end).
+    public static func parse(_ bytes: Data) throws -> Answer {
+        guard let split = bytes.range(of: Data("\r\n\r\n".utf8)) else { throw TestStackError("no complete answer: \(String(decoding: bytes, as: UTF8.self))") }
+        let head = String(decoding: bytes[bytes.startIndex..<split.lowerBound], as: UTF8.self)
+        var lines = head.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw TestStackError("bad status line in \(head)") }
+        var headers: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[name] = headers[name].map { "\($0), \(value)" } ?? value
+        }
+        var body = Data(bytes[split.upperBound...])
+        if let length = headers["content-length"].flatMap(Int.init), body.count > length { body = body.prefix(length) }
+        return Answer(status: status, headers: headers, body: body)
+    }
+}
+
