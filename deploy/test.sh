@@ -4,6 +4,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
+# The edge's OpenAPI document is checked by a validator and a fuzzer from PyPI.
+if ! python3 -c "import schemathesis, openapi_spec_validator" >/dev/null 2>&1; then
+  echo "installing: schemathesis openapi-spec-validator (pip)"
+  python3 -m pip install --quiet schemathesis openapi-spec-validator
+fi
 swift build --build-tests
 if [ $# -gt 0 ]; then
   exec swift test --skip-build "$@"
@@ -13,5 +18,8 @@ fi
 # in-process tests, they would make those wait for a core rather than for the code.
 # The unit and in-process tests themselves run at most four at a time: all at once, the
 # hashing floods and request storms of some starve the deadlines others measure.
-swift test --skip-build --experimental-maximum-parallelization-width 4 --skip IntegrationTests
-swift test --skip-build --filter IntegrationTests
+# The edge's process tests (EdgeFlowTests, EdgeStackTests: whole stacks, a fuzzer) run with
+# the integration tests.
+whole_stacks='IntegrationTests|EdgeFlowTests|EdgeStackTests'
+swift test --skip-build --experimental-maximum-parallelization-width 4 --skip "$whole_stacks"
+swift test --skip-build --filter "$whole_stacks"

@@ -54,15 +54,18 @@ public enum HTTPTestClient {
         public var after: Duration
     }
 
-    /// Opens a connection and sends `chunk` every `interval` until the server closes it or
-    /// `limit` passes.
-    public static func trickle(host: String, port: Int, chunk: Data, interval: Duration, limit: Duration) async throws -> SlowOutcome {
+    /// Opens a connection, sends `first`, then `chunk` every `interval` until the server
+    /// closes it or `limit` passes.
+    public static func trickle(
+        host: String, port: Int, first: Data = Data(), chunk: Data, interval: Duration, limit: Duration
+    ) async throws -> SlowOutcome {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 continuation.resume(with: Result {
                     let descriptor = try connect(host: host, port: port)
                     defer { close(descriptor) }
                     let started = ContinuousClock.now
+                    if !first.isEmpty { _ = first.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } }
                     while ContinuousClock.now - started < limit {
                         let sent = chunk.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                         if sent < 0 { return SlowOutcome(closedByServer: true, after: ContinuousClock.now - started) }
@@ -141,3 +144,43 @@ public enum HTTPTestClient {
     }
 }
 
+
+/// Operations over the HTTP edge, as an app calls them: `POST /v1/{op}` with the token as
+/// a bearer header and `idem` as `Idempotency-Key`; the answer is read back into a reply,
+/// so fixtures such as ``AuthFixtures`` run over HTTP unchanged.
+public struct EdgeHTTPClient: OperationCalling {
+    /// `http://host:port`.
+    public let baseURL: String
+    /// Headers sent with every call (`X-Forwarded-For` in tests of the client address).
+    public var extraHeaders: [String: String]
+
+    public init(baseURL: String, extraHeaders: [String: String] = [:]) {
+        self.baseURL = baseURL
+        self.extraHeaders = extraHeaders
+    }
+
+    public func call(
+        _ op: String, data: JSONValue, token: String?, idem: String?, idempotent: Bool?, timeout: Duration, attempts: Int
+    ) async throws -> Reply.Parsed {
+        var headers = extraHeaders
+        headers["Content-Type"] = "application/json"
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        if let idem { headers["Idempotency-Key"] = idem }
+        let answer = try await HTTPTestClient.send("POST", "\(baseURL)/v1/\(op)", headers: headers, body: data.serialized, timeout: timeout)
+        return try Self.reply(answer)
+    }
+
+    /// An HTTP answer of the edge as the reply it stands for; throws when the status and
+    /// the body disagree.
+    public static func reply(_ answer: HTTPTestClient.Answer) throws -> Reply.Parsed {
+        let body = try JSONParser.parse(answer.body)
+        if answer.status == 200 { return Reply.Parsed(id: answer.headers["x-request-id"], data: body, error: nil) }
+        guard case .string(let code)? = body["code"], let errorCode = ErrorCode(rawValue: code),
+            case .string(let message)? = body["message"], case .object(let fields)? = body["fields"]
+        else { throw TestStackError("HTTP \(answer.status) without the error object: \(String(decoding: answer.body, as: UTF8.self))") }
+        var details: [String: JSONValue] = [:]
+        if let retryAfter = answer.headers["retry-after"].flatMap(Int64.init) { details["retryAfterMs"] = .integer(retryAfter * 1_000) }
+        let error = ServiceError(errorCode, message, fields: fields.compactMapValues(\.stringValue), details: details)
+        return Reply.Parsed(id: answer.headers["x-request-id"], data: nil, error: error)
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Platform
+import SharedTesting
+import Testing
+import ZeroMQ
+
+/// The edge as apps and attackers meet it: real gateway, services and edge processes on
+/// free ports, spoken to over real TCP connections.
+@Suite("Edge over HTTP", .serialized)
+struct EdgeFlowTests {
+    static let fastAuth = ["BACKEND_AUTH_SCRYPT_LOG_N": "10", "BACKEND_AUTH_POW_DIFFICULTY": "4", "BACKEND_AUTH_CODE_RESEND_S": "0"]
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures")
+
+    /// A stack with `services`, the gateway and the edge (with `edge` settings added), and
+    /// an HTTP client of the edge.
+    static func with<T>(
+        services: [String], edge: [String: String] = [:], _ body: (TestStack, EdgeHTTPClient) async throws -> T
+    ) async throws -> T {
+        try await TestStack.with(services: services, extraEnvironment: fastAuth) { stack in
+            try stack.start("edge", environment: edge)
+            let client = EdgeHTTPClient(baseURL: stack.edgeURL)
+            try await waitForEdge(stack, client)
+            return try await body(stack, client)
+        }
+    }
+
+    static func waitForEdge(_ stack: TestStack, _ client: EdgeHTTPClient) async throws {
+        let ready = try await Poll.until(timeout: .seconds(30), interval: .milliseconds(100)) {
+            (try? await HTTPTestClient.send("POST", "\(client.baseURL)/v1/gateway.health", timeout: .seconds(2)))?.status != nil
+        }
+        if !ready { throw TestStackError("the edge did not start:\n\(stack.process("edge")?.output ?? "")") }
+    }
+
+    static func post(_ client: EdgeHTTPClient, _ op: String, body: String, headers: [String: String] = [:]) async throws -> HTTPTestClient.Answer {
+        try await HTTPTestClient.send("POST", "\(client.baseURL)/v1/\(op)", headers: headers, body: Data(body.utf8))
+    }
+
+    @Test("each error code of the contract comes back with its HTTP status and the error object; headers are safe")
+    func statusMappings() async throws {
+        try await Self.with(services: ["auth", "booking"], edge: ["BACKEND_EDGE_RATE_PER_SECOND": "20", "BACKEND_EDGE_RATE_BURST": "30"]) { stack, edge in
+            // 200, with the service's data as the body and the security headers.
+            let health = try await Self.post(edge, "auth.health", body: "")
+            #expect(health.status == 200 && health.json?["status"] == "ok")
+            #expect(health.headers["x-content-type-options"] == "nosniff" && health.headers["cache-control"] == "no-store")
+            #expect(health.headers["server"] == nil && health.headers["access-control-allow-origin"] == nil)
+            #expect(health.headers["x-request-id"] != nil)
+
+            func expectError(_ answer: HTTPTestClient.Answer, _ status: Int, _ code: String, sourceLocation: SourceLocation = #_sourceLocation) {
+                #expect(answer.status == status && answer.code == code, "\(String(decoding: answer.body, as: UTF8.self))", sourceLocation: sourceLocation)
+                #expect(answer.json?["fields"]?.objectValue != nil && answer.json?["message"]?.stringValue != nil, sourceLocation: sourceLocation)
+            }
+            expectError(try await Self.post(edge, "auth.health", body: "{not json"), 400, "bad_request")
+            expectError(try await Self.post(edge, "auth.health", body: "[1]"), 400, "bad_request")
+            expectError(try await Self.post(edge, "auth.register", body: #"{"email": "nope"}"#), 422, "validation_failed")
+            let invalid = try await Self.post(edge, "auth.register", body: #"{"email": "nope"}"#)
+            #expect(invalid.json?["fields"]?["email"] != nil)
+            expectError(try await Self.post(edge, "booking.pass.get", body: "{}"), 401, "unauthenticated")
+            expectError(try await Self.post(edge, "booking.pass.get", body: "{}", headers: ["Authorization": "Basic abc"]), 401, "unauthenticated")
+            expectError(try await Self.post(edge, "booking.pass.get", body: "{}", headers: ["Authorization": "Bearer forged.token"]), 401, "unauthenticated")
+            // Internal operations stay unreachable, as through the gateway.
+            expectError(try await Self.post(edge, "auth.events.replay", body: #"{"after": 0}"#), 403, "forbidden")
+            expectError(try await Self.post(edge, "auth.internal.admin.grant", body: #"{"email": "a@b.example"}"#), 403, "forbidden")
+            expectError(try await Self.post(edge, "auth.nothing", body: "{}"), 404, "unknown_op")
+            expectError(try await Self.post(edge, "Bad..op", body: "{}"), 404, "unknown_op")
+            expectError(try await HTTPTestClient.send("GET", "\(edge.baseURL)/nowhere"), 404, "not_found")
+            expectError(try await Self.post(edge, "auth.health", body: "{\"x\": \"" + String(repeating: "a", count: 1_100_000) + "\"}"), 413, "payload_too_large")
+            // stats is not running: the gateway says so.
+            expectError(try await Self.post(edge, "stats.health", body: ""), 503, "unavailable")
+
+            // conflict: an idempotency key reused with another body; the same body is the first answer.
+            let rider = try await AuthFixtures.signUp(edge, email: "rider@edge.example")
+            let first = try await edge.call("booking.pass.topup", data: ["package": "five"], token: rider, idem: "top-1", idempotent: false, timeout: .seconds(5), attempts: 1)
+            #expect(first.ok, "\(first.error?.message ?? "")")
+            let retried = try await edge.call("booking.pass.topup", data: ["package": "five"], token: rider, idem: "top-1", idempotent: false, timeout: .seconds(5), attempts: 1)
+            #expect(retried.data?["payment"] == first.data?["payment"] && retried.data?["payment"] != nil)
+            let reused = try await Self.post(edge, "booking.pass.topup", body: #"{"package": "ten"}"#, headers: ["Authorization": "Bearer \(rider)", "Idempotency-Key": "top-1"])
+            expectError(reused, 409, "conflict")
+            #expect(try await edge.ok("booking.pass.get", token: rider)["sessions"] == 5)
+
+            // rate_limited: past the burst, 429 with Retry-After.
+            var limited: HTTPTestClient.Answer?
+            for _ in 0..<60 {
+                let answer = try await Self.post(edge, "auth.health", body: "")
+                if answer.status == 429 { limited = answer; break }
+            }
+            let refusal = try #require(limited)
+            expectError(refusal, 429, "rate_limited")
+            #expect(Int(refusal.headers["retry-after"] ?? "") ?? 0 >= 1)
+
+            // timeout: a gateway that stops answering is told as 504 after its deadline.
+            try await Task.sleep(for: .seconds(2))
+            let gateway = try #require(stack.process("gateway"))
+            await gateway.suspend()
+            let stalled = try await Self.post(edge, "auth.health", body: "")
+            gateway.kill(signal: SIGCONT)
+            expectError(stalled, 504, "timeout")
+        }
+    }
+
+    @Test("an image is uploaded as its raw body and served by URL with ETag, long-lived caching and 304 revalidation")
+    func media() async throws {
+        try await Self.with(services: ["auth", "goals"]) { _, edge in
+            let user = try await AuthFixtures.signUp(edge, email: "icons@edge.example")
+            let png = TestImages.png(width: 4, height: 3, seed: 7)
+            let uploaded = try await HTTPTestClient.send(
+                "POST", "\(edge.baseURL)/v1/media/goals", headers: ["Authorization": "Bearer \(user)", "Content-Type": "image/png", "Idempotency-Key": "icon-1"], body: png)
+            #expect(uploaded.status == 200, "\(String(decoding: uploaded.body, as: UTF8.self))")
+            let id = try #require(uploaded.json?["id"]?.stringValue)
+            #expect(uploaded.json?["contentType"] == "image/png" && uploaded.json?["width"] == 4)
+
+            // goals' images are public: no token needed to read one.
+            let downloaded = try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/media/goals/\(id)")
+            #expect(downloaded.status == 200 && downloaded.body == png)
+            #expect(downloaded.headers["content-type"] == "image/png")
+            #expect(downloaded.headers["cache-control"] == "public, max-age=31536000, immutable")
+            let etag = try #require(downloaded.headers["etag"])
+            #expect(etag == "\"\(Digest.sha256Hex(png))\"")
+            let revalidated = try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/media/goals/\(id)", headers: ["If-None-Match": etag])
+            #expect(revalidated.status == 304 && revalidated.body.isEmpty && revalidated.headers["etag"] == etag)
+            let changed = try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/media/goals/\(id)", headers: ["If-None-Match": "\"other\""])
+            #expect(changed.status == 200)
+
+            // The same checks as the operation: unknown ids, wrong types, lies, size, no token.
+            #expect(try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/media/goals/med_nope").code == "not_found")
+            #expect(try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/media/nowhere/\(id)").status == 404)
+            let text = try await HTTPTestClient.send(
+                "POST", "\(edge.baseURL)/v1/media/goals", headers: ["Authorization": "Bearer \(user)", "Content-Type": "text/plain"], body: Data("hello".utf8))
+            #expect(text.status == 422 && text.json?["fields"]?["Content-Type"] != nil)
+            let lying = try await HTTPTestClient.send(
+                "POST", "\(edge.baseURL)/v1/media/goals", headers: ["Authorization": "Bearer \(user)", "Content-Type": "image/jpeg"], body: png)
+            #expect(lying.status == 422)
+            let notAnImage = try await HTTPTestClient.send(
+                "POST", "\(edge.baseURL)/v1/media/goals", headers: ["Authorization": "Bearer \(user)", "Content-Type": "image/png"], body: Data("not a png".utf8))
+            #expect(notAnImage.status == 422)
+            let huge = try await HTTPTestClient.send(
+                "POST", "\(edge.baseURL)/v1/media/goals", headers: ["Authorization": "Bearer \(user)", "Content-Type": "image/png"],
+                body: TestImages.png(width: 450, height: 450))
+            #expect(huge.status == 413 && huge.code == "payload_too_large")
+            let anonymous = try await HTTPTestClient.send("POST", "\(edge.baseURL)/v1/media/goals", headers: ["Content-Type": "image/png"], body: png)
+            #expect(anonymous.status == 401)
+        }
+    }
+
+    @Test("auth sees the app user's address: from a trusted proxy's X-Forwarded-For; a forged claim to the gateway is ignored")
+    func clientAddress() async throws {
+        try await Self.with(services: ["auth"], edge: ["BACKEND_EDGE_TRUSTED_PROXIES": "127.0.0.1"]) { stack, edge in
+            let admin = try await AuthFixtures.signUpAdmin(edge, direct: try stack.directClient("auth"), email: "audit@edge.example")
+            // Through the edge, from a trusted proxy (loopback here) naming the user.
+            let proxied = EdgeHTTPClient(baseURL: edge.baseURL, extraHeaders: ["X-Forwarded-For": "203.0.113.50, 198.51.100.7"])
+            let failed = try await proxied.call("auth.login", data: ["email": "audit@edge.example", "password": "wrong-password-1"], token: nil, idem: nil, idempotent: false, timeout: .seconds(5), attempts: 1)
+            #expect(failed.error?.code == .unauthenticated)
+
+            // Straight to the gateway's client socket, claiming an address: ignored.
+            let raw = ServiceClient(endpoint: stack.configuration.gatewayEndpoint, name: "forger")
+            let forged = Data(#"{"id":"f1","op":"auth.login","client":"192.0.2.66","data":{"email":"audit@edge.example","password":"wrong-password-2"}}"#.utf8)
+            let reply = try Reply.parse(try await raw.send(forged, timeout: .seconds(5)))
+            #expect(reply.error?.code == .unauthenticated)
+            await raw.close()
+
+            let audit = try await edge.ok("auth.audit.list", ["action": "sign_in.failed"], token: admin)
+            let clients = audit["items"]?.arrayValue?.compactMap { $0["client"]?.stringValue } ?? []
+            #expect(clients.contains("198.51.100.7"), "\(clients)")
+            #expect(clients.contains("127.0.0.1"), "\(clients)")
+            #expect(!clients.contains("192.0.2.66") && !clients.contains("203.0.113.50"), "\(clients)")
+
+            // The edge socket itself admits only the edge's key: a plain client and a client
+            // with keys from another secret hear nothing.
+            let plain = ServiceClient(endpoint: stack.configuration.gatewayEdgeEndpoint, name: "plain")
+            let stranger = ServiceClient(
+                endpoint: stack.configuration.gatewayEdgeEndpoint, name: "stranger",
+                curve: try EdgeTrust(secret: EdgeTrust.generateSecret()).edgeRole)
+            let claim = Data(#"{"id":"x","op":"auth.health","client":"192.0.2.1"}"#.utf8)
+            await #expect(throws: ClientError.self) { try await plain.send(claim, timeout: .milliseconds(800)) }
+            await #expect(throws: ClientError.self) { try await stranger.send(claim, timeout: .milliseconds(800)) }
+            await plain.close()
+            await stranger.close()
+        }
+    }
+
+    @Test("a client that sends its request slowly is cut off, and others are served meanwhile")
+    func slowClients() async throws {
+        try await Self.with(services: ["auth"], edge: ["BACKEND_EDGE_HEADER_TIMEOUT_MS": "1000", "BACKEND_EDGE_BODY_TIMEOUT_MS": "1500"]) { stack, edge in
+            let bind = try HostAndPort(stack.configuration.edgeBind, name: "edge")
+            // Slowloris: a header line every 200 ms, never the end of the head.
+            async let headers = HTTPTestClient.trickle(
+                host: bind.host, port: bind.port, chunk: Data("X-Slow: a\r\n".utf8), interval: .milliseconds(200), limit: .seconds(8))
+            // A body that never completes.
+            let head = Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n".utf8)
+            async let body = HTTPTestClient.trickle(
+                host: bind.host, port: bind.port, first: head, chunk: Data("{".utf8), interval: .milliseconds(200), limit: .seconds(8))
+            // Others are served while those hang on.
+            let served = try await Self.post(edge, "auth.health", body: "")
+            #expect(served.status == 200)
+            let (slowHeaders, slowBody) = try await (headers, body)
+            #expect(slowHeaders.closedByServer && slowHeaders.after < .seconds(3), "\(slowHeaders)")
+            #expect(slowBody.closedByServer && slowBody.after < .seconds(4), "\(slowBody)")
+            // An idle keep-alive connection goes the same way; a prompt one is answered.
+            let prompt = try await HTTPTestClient.exchange(
+                host: bind.host, port: bind.port, sending: [Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n".utf8)],
+                timeout: .seconds(4))
+            #expect(String(decoding: prompt, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Platform
+import SharedTesting
+import Testing
+
+/// The edge in whole stacks: an app's journey against `deploy/start.sh`, the OpenAPI
+/// document checked by a validator and a fuzzer, and HTTPS.
+@Suite("Edge in the stack", .serialized)
+struct EdgeStackTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// Runs a command to its end (bounded by `timeout`); returns its status and output.
+    static func run(_ arguments: [String], environment: [String: String] = [:], in directory: TemporaryDirectory, timeout: Duration) async throws -> (status: Int32?, output: String) {
+        let process = try ChildProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: arguments, environment: environment,
+            logFile: directory.url.appendingPathComponent("run-\(UUID().uuidString.prefix(8)).log"))
+        let status = await process.waitForExit(timeout: timeout)
+        if status == nil { await process.stop(grace: .seconds(2)) }
+        return (status, process.output)
+    }
+
+    @Test("an app's booking journey and a savings preview over HTTP against the stack deploy/start.sh starts")
+    func journeyAgainstStartScript() async throws {
+        let stack = try TestStack()
+        let configuration = stack.configuration
+        var arguments = [
+            "bash", Self.root.appendingPathComponent("deploy/start.sh").path, "--data-dir", configuration.dataDirectory,
+            "--gateway-endpoint", configuration.gatewayEndpoint, "--bus-in", configuration.busInEndpoint, "--bus-out", configuration.busOutEndpoint,
+            "--gateway-edge-endpoint", configuration.gatewayEdgeEndpoint, "--edge-bind", configuration.edgeBind,
+        ]
+        for (name, endpoint) in configuration.serviceEndpoints.sorted(by: { $0.key < $1.key }) { arguments += ["--service", "\(name)=\(endpoint)"] }
+        var environment = EdgeFlowTests.fastAuth
+        environment["BACKEND_SKIP_BUILD"] = "1"
+        environment["BACKEND_EDGE_SECRET"] = nil
+        let runner = try ChildProcess(
+            executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: arguments, environment: environment,
+            logFile: stack.directory.url.appendingPathComponent("start.log"))
+        do {
+            let ready = try await Poll.until(timeout: .seconds(90), interval: .milliseconds(200)) {
+                runner.output.contains("processes are healthy") || !runner.isRunning
+            }
+            let output = runner.output
+            try #require(ready && output.contains("all 8 processes are healthy"), "\(output)")
+            // The URL as the runner prints it on the edge's line.
+            let line = try #require(output.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("edge ") })
+            let url = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
+            #expect(url == "http://\(configuration.edgeBind)")
+            let app = EdgeHTTPClient(baseURL: url)
+
+            // The park is set up by its admin (granted by an operator on auth's own socket).
+            let operatorClient = ServiceClient(endpoint: try configuration.endpoint(of: "auth"), name: "operator")
+            let admin = try await AuthFixtures.signUpAdmin(app, direct: operatorClient, email: "admin@park.example")
+            await operatorClient.close()
+            try await app.ok("booking.admin.park.update", ["minimumNoticeMinutes": 0, "capacity": 1, "slotMinutes": 30, "timeZone": "Europe/Minsk"], token: admin)
+            for weekday in 1...7 {
+                try await app.ok("booking.admin.hours.set", ["weekday": .integer(Int64(weekday)), "open": "00:00", "close": "00:00"], token: admin)
+            }
+
+            // Phone sign-in: a solved challenge, the SMS code, the profile.
+            let phone = "+375291112233"
+            try await app.ok("auth.phone.start", ["phone": .string(phone), "challenge": try await AuthFixtures.solvedChallenge(app)])
+            let code = try await AuthFixtures.code(to: phone, dataDirectory: configuration.dataDirectoryURL)
+            let signedIn = try await app.ok("auth.phone.verify", ["phone": .string(phone), "code": .string(code), "profile": ["firstName": "Ivan", "lastName": "Rider"]])
+            let rider = try #require(signedIn["accessToken"]?.stringValue)
+
+            // Top-up, retried with the same Idempotency-Key: one payment.
+            let topup = try await app.ok("booking.pass.topup", ["package": "five"], token: rider, idem: "journey-topup")
+            let again = try await app.ok("booking.pass.topup", ["package": "five"], token: rider, idem: "journey-topup")
+            #expect(topup["status"] == "settled" && again["payment"] == topup["payment"])
+            #expect(try await app.ok("booking.pass.get", token: rider)["sessions"] == 5)
+
+            // Booking a slot tomorrow, then cancelling it in time: the session comes back.
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "Europe/Minsk")!
+            let day = calendar.dateComponents([.year, .month, .day], from: Date().addingTimeInterval(86_400))
+            let date = String(format: "%04d-%02d-%02d", day.year!, day.month!, day.day!)
+            let slots = try await app.ok("booking.slots", ["date": .string(date), "cable": "reverse-1"], token: rider)
+            let items = slots["items"]?.arrayValue ?? []
+            let open = try #require(items.first { $0["bookable"]?[0] == true }, "\(slots)")
+            let booked = try await app.ok("booking.create", ["cable": "reverse-1", "start": open["start"] ?? .null], token: rider, idem: "journey-book")
+            #expect(booked["status"] == "booked")
+            #expect(try await app.ok("booking.pass.get", token: rider)["sessions"] == 4)
+            let cancelled = try await app.ok("booking.cancel", ["booking": booked["id"] ?? .null], token: rider, idem: "journey-cancel")
+            #expect(cancelled["status"] == "cancelled", "\(cancelled)")
+            #expect(try await app.ok("booking.pass.get", token: rider)["sessions"] == 5)
+
+            // BuckStash: a plan preview for the same person.
+            let preview = try await app.ok(
+                "savings.plans.preview",
+                ["method": "equal", "target": ["minor": 120_000, "currency": "RUB"], "startDate": .string(date), "deadline": "2030-01-01", "interval": "month"],
+                token: rider)
+            let installments = preview["installments"]?.arrayValue ?? []
+            #expect(!installments.isEmpty)
+            #expect(installments.compactMap { $0["amount"]?["minor"]?.integerValue }.reduce(0, +) == 120_000)
+
+            #expect(await runner.stop(grace: .seconds(20)) == 0)
+            stack.directory.remove()
+        } catch {
+            await runner.stop(grace: .seconds(5))
+            stack.directory.remove()
+            throw error
+        }
+    }
+
+    @Test("the OpenAPI document validates as OpenAPI 3.1 and survives a bounded schemathesis fuzz without a 500")
+    func openAPIDocument() async throws {
+        try await EdgeFlowTests.with(services: PlatformConfiguration.serviceNames, edge: ["BACKEND_EDGE_RATE_PER_SECOND": "0"]) { stack, edge in
+            // Every service described: the edge asks each once it is up.
+            let complete = try await Poll.until(timeout: .seconds(30)) {
+                let document = try? JSONParser.parse(try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/openapi.json").body)
+                return PlatformConfiguration.serviceNames.allSatisfy { document?["paths"]?["/v1/\($0).health"] != nil }
+            }
+            #expect(complete)
+            let url = "\(edge.baseURL)/v1/openapi.json"
+            let validated = try await Self.run(
+                ["python3", EdgeFlowTests.fixtures.appendingPathComponent("check_openapi.py").path, url,
+                 "auth.register", "booking.create", "savings.plans.preview", "reminders.create", "stats.overview", "goals.health", "media.download"],
+                in: stack.directory, timeout: .seconds(60))
+            #expect(validated.status == 0, "\(validated.output)")
+
+            // A signed-in user reaches past the token checks into each operation's validation.
+            let user = try await AuthFixtures.signUp(edge, email: "fuzz@edge.example")
+            let fuzz = try await Self.run(
+                // The CLI through python3 itself: no need for pip's script folder on PATH.
+                ["python3", "-c", "import sys; from schemathesis.cli import schemathesis; sys.argv[0] = 'schemathesis'; schemathesis()", "run", url, "--checks", "no_internal_error,error_object", "--max-examples", "4", "--max-time", "60",
+                 "--workers", "2", "--phases", "examples,fuzzing", "--generation-deterministic", "--no-shrink", "--request-timeout", "10",
+                 "-H", "Authorization: Bearer \(user)", "--exclude-operation-id", "auth.account.delete", "--exclude-operation-id", "auth.logout"],
+                environment: ["SCHEMATHESIS_HOOKS": "fuzz_checks", "PYTHONPATH": EdgeFlowTests.fixtures.path, "NO_COLOR": "1"],
+                in: stack.directory, timeout: .seconds(150))
+            #expect(fuzz.status == 0, "\(fuzz.output.suffix(6_000))")
+            #expect(fuzz.output.contains("API Operations"), "\(fuzz.output.suffix(2_000))")
+        }
+    }
+
+    @Test("with a certificate and key the edge speaks HTTPS only, with HSTS")
+    func https() async throws {
+        try await TestStack.with(services: ["auth"], extraEnvironment: EdgeFlowTests.fastAuth) { stack in
+            let certificate = stack.directory.url.appendingPathComponent("edge.crt").path
+            let key = stack.directory.url.appendingPathComponent("edge.key").path
+            let made = try await Self.run(
+                ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", certificate,
+                 "-days", "2", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                in: stack.directory, timeout: .seconds(30))
+            try #require(made.status == 0, "\(made.output)")
+            try stack.start("edge", environment: ["BACKEND_EDGE_TLS_CERT": certificate, "BACKEND_EDGE_TLS_KEY": key])
+            let url = "https://\(stack.configuration.edgeBind)/v1/auth.health"
+            var answer = ""
+            let up = try await Poll.until(timeout: .seconds(30), interval: .milliseconds(200)) {
+                let result = try await Self.run(["curl", "-s", "-i", "-X", "POST", "--cacert", certificate, url], in: stack.directory, timeout: .seconds(10))
+                answer = result.output
+                return result.status == 0
+            }
+            #expect(up, "\(answer)\n\(stack.process("edge")?.output ?? "")")
+            #expect(answer.hasPrefix("HTTP/1.1 200") && answer.contains("\"status\":\"ok\""), "\(answer)")
+            #expect(answer.lowercased().contains("strict-transport-security: max-age="))
+            // Plain HTTP on the TLS port gets no answer.
+            let plain = try? await HTTPTestClient.send("POST", "http://\(stack.configuration.edgeBind)/v1/auth.health", timeout: .seconds(3))
+            #expect(plain == nil || plain?.status != 200)
+        }
+    }
+}

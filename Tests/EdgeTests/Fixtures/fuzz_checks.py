@@ -1,0 +1,34 @@
+"""Schemathesis checks for the edge (loaded with SCHEMATHESIS_HOOKS=fuzz_checks).
+
+- no_internal_error: nothing a client sends makes the backend answer 500 (a bug); 503
+  (a provider not configured in tests) and 429 (our own rate limits) are answers, not crashes.
+- error_object: every error answer is the contract's `{"code", "message", "fields"}` with
+  the status of its code, and no stack trace or SQL.
+"""
+import json
+
+import schemathesis
+
+STATUS = {
+    "bad_request": 400, "validation_failed": 422, "unauthenticated": 401, "forbidden": 403, "not_found": 404,
+    "conflict": 409, "rate_limited": 429, "payload_too_large": 413, "unavailable": 503, "timeout": 504,
+    "internal": 500, "unknown_op": 404,
+}
+
+
+@schemathesis.check
+def no_internal_error(ctx, response, case):
+    if response.status_code == 500:
+        raise AssertionError(f"500 for {case.operation.label}: {response.text[:300]}")
+
+
+@schemathesis.check
+def error_object(ctx, response, case):
+    if response.status_code < 400:
+        return
+    body = json.loads(response.text)
+    assert set(body) == {"code", "message", "fields"}, f"error body {body}"
+    assert STATUS[body["code"]] == response.status_code, f"{body['code']} with {response.status_code}"
+    text = response.text.lower()
+    for leak in ("select ", "insert into", "sqlite", "fatal error", "stack trace"):
+        assert leak not in text, f"leak {leak!r} in {response.text[:300]}"
