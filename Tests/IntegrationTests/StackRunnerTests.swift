@@ -3,7 +3,7 @@ import Platform
 import SharedTesting
 import Testing
 
-/// The `stack` executable brings all seven processes to healthy, restarts a crashed one,
+/// The `stack` executable brings all eight processes (the edge among them) to healthy, restarts a crashed one,
 /// and stops them all.
 @Suite("Stack runner")
 struct StackRunnerTests {
