@@ -64,6 +64,18 @@ struct EdgeFlowTests {
             expectError(try await Self.post(edge, "Bad..op", body: "{}"), 404, "unknown_op")
             expectError(try await HTTPTestClient.send("GET", "\(edge.baseURL)/nowhere"), 404, "not_found")
             expectError(try await Self.post(edge, "auth.health", body: "{\"x\": \"" + String(repeating: "a", count: 1_100_000) + "\"}"), 413, "payload_too_large")
+            // A chunked body over the limit is payload_too_large too, and two idempotency keys are no key.
+            let bind = try HostAndPort(stack.configuration.edgeBind, name: "edge")
+            var chunked = Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".utf8)
+            for _ in 0..<20 { chunked.append(Data("10000\r\n".utf8) + Data(repeating: 0x20, count: 0x10000) + Data("\r\n".utf8)) }
+            chunked.append(Data("0\r\n\r\n".utf8))
+            let chunkedAnswer = try HTTPTestClient.parse(try await HTTPTestClient.exchange(host: bind.host, port: bind.port, sending: [chunked], timeout: .seconds(10)))
+            expectError(chunkedAnswer, 413, "payload_too_large")
+            let twoKeys = try HTTPTestClient.parse(try await HTTPTestClient.exchange(
+                host: bind.host, port: bind.port,
+                sending: [Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\r\nIdempotency-Key: b\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)],
+                timeout: .seconds(5)))
+            expectError(twoKeys, 400, "bad_request")
             // stats is not running: the gateway says so.
             expectError(try await Self.post(edge, "stats.health", body: ""), 503, "unavailable")
 
@@ -94,6 +106,10 @@ struct EdgeFlowTests {
             let stalled = try await Self.post(edge, "auth.health", body: "")
             gateway.kill(signal: SIGCONT)
             expectError(stalled, 504, "timeout")
+
+            // SIGTERM stops the edge promptly (its document fetcher does not hold it up).
+            let edgeProcess = try #require(stack.process("edge"))
+            #expect(await edgeProcess.stop(grace: .seconds(5)) != nil, "the edge did not stop on SIGTERM")
         }
     }
 

@@ -141,4 +141,13 @@ struct SchemaCheckingTests {
         #expect(try TestTokenVerifier().verify(try #require(caller.token)) == principal)
         #expect(throws: ServiceError.self) { try TestTokenVerifier().verify("user::") }
     }
+
+    @Test("a request with thousands of unknown members gets at most 20 problems back")
+    func reportedProblemsAreCapped() {
+        let schema = JSONSchema.object(["name": .string()], required: ["name"])
+        let members = Dictionary(uniqueKeysWithValues: (0..<5_000).map { ("k\($0)", JSONValue.integer(1)) })
+        let problems = schema.validate(.object(members))
+        #expect(problems.count == JSONSchema.maxReportedProblems)
+        #expect(schema.validate(["name": "x"]).isEmpty)
+    }
 }

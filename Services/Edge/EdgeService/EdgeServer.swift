@@ -132,7 +132,13 @@ public final class EdgeServer: Sendable {
     }
 
     func idempotencyKey(_ request: Request) throws(ServiceError) -> String? {
-        guard let key = request.headers[.idempotencyKey] else { return nil }
+        let values = request.headers[values: .idempotencyKey]
+        guard let key = values.first else { return nil }
+        // One header, of visible ASCII: keys that differ only in bytes a header cannot carry
+        // as text must not collide.
+        guard values.count == 1, key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+            throw ServiceError.badRequest("send one Idempotency-Key of visible ASCII characters")
+        }
         guard !key.isEmpty, key.utf8.count <= RequestEnvelope.maxIdempotencyKeyLength else {
             throw ServiceError.badRequest("Idempotency-Key must have 1 to \(RequestEnvelope.maxIdempotencyKeyLength) bytes")
         }
@@ -155,14 +161,20 @@ public final class EdgeServer: Sendable {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw ServiceError.payloadTooLarge(limit: limit)
         }
+        // Read here rather than with `collect(upTo:)`, so a chunked body over the limit is
+        // told `payload_too_large` like one announced by its Content-Length.
+        var body = Data()
         do {
-            let buffer = try await request.body.collect(upTo: limit)
-            return Data(buffer.readableBytesView)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
-            throw ServiceError.payloadTooLarge(limit: limit)
+            for try await buffer in request.body {
+                guard body.count + buffer.readableBytes <= limit else { throw ServiceError.payloadTooLarge(limit: limit) }
+                body.append(contentsOf: buffer.readableBytesView)
+            }
+        } catch let error as ServiceError {
+            throw error
         } catch {
             throw ServiceError.badRequest("the body could not be read")
         }
+        return body
     }
 
     // MARK: Media

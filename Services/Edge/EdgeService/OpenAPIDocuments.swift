@@ -52,25 +52,23 @@ public final class OpenAPIDocuments: Service, Sendable {
         }
     }
 
-    /// Asks every service not yet described, once a second, until all answered or shutdown.
+    /// Asks every service not yet described, once a second, until all answered; then waits
+    /// for shutdown (which also ends the asking).
     public func run() async throws {
-        await withGracefulShutdownHandler {
+        try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
-                let missing = services.filter { !describedServices.contains($0) }
-                if missing.isEmpty { break }
-                for service in missing {
+                for service in self.services where !self.describedServices.contains(service) {
                     let frame = RequestEnvelope(id: "edge-describe-\(service)", op: "\(service).describe").encoded
-                    guard let reply = try? await gateway.send(frame, timeout: .seconds(2)), let parsed = try? Reply.parse(reply),
+                    guard let reply = try? await self.gateway.send(frame, timeout: .seconds(2)), let parsed = try? Reply.parse(reply),
                         let describe = parsed.data, parsed.ok
                     else { continue }
-                    add(service, describe: describe)
-                    logger.info("openapi: described", metadata: ["service": "\(service)"])
+                    self.add(service, describe: describe)
+                    self.logger.info("openapi: described", metadata: ["service": "\(service)"])
                 }
-                if services.allSatisfy({ describedServices.contains($0) }) { break }
-                try? await Task.sleep(for: .seconds(1))
+                if self.services.allSatisfy({ self.describedServices.contains($0) }) { break }
+                try await Task.sleep(for: .seconds(1))
             }
-            // Stays up with the process.
-            while !Task.isCancelled, (try? await Task.sleep(for: .seconds(3_600))) != nil {}
-        } onGracefulShutdown: {}
+            try await gracefulShutdown()
+        }
     }
 }

@@ -1,8 +1,13 @@
 import Foundation
 
 extension JSONSchema {
+    /// The most problems one answer reports: a request with thousands of unknown members
+    /// gets a short answer, not one larger than itself (the rest show once these are fixed).
+    public static let maxReportedProblems = 20
+
     /// Checks a value and returns each problem keyed by its path (`email`,
-    /// `items[2].name`); an empty result means the value is valid.
+    /// `items[2].name`), at most ``maxReportedProblems`` of them; an empty result means the
+    /// value is valid.
     public func validate(_ value: JSONValue) -> [String: String] {
         var problems: [String: String] = [:]
         validate(value, at: "", into: &problems)
@@ -10,6 +15,7 @@ extension JSONSchema {
     }
 
     private func validate(_ value: JSONValue, at path: String, into problems: inout [String: String]) {
+        guard problems.count < Self.maxReportedProblems else { return }
         let field = path.isEmpty ? "data" : path
         if case .null = value {
             if !isNullable, !isAny { problems[field] = "must not be null" }
@@ -27,6 +33,7 @@ extension JSONSchema {
                 problems[join(path, name)] = "is required"
             }
             for (name, member) in members {
+                if problems.count >= Self.maxReportedProblems { return }
                 if let schema = properties[name] {
                     schema.validate(member, at: join(path, name), into: &problems)
                 } else if let additional {
@@ -84,6 +91,7 @@ extension JSONSchema {
             if elements.count < minItems { problems[field] = "must have at least \(minItems) items" }
             if elements.count > maxItems { problems[field] = "must have at most \(maxItems) items" }
             for (index, element) in elements.prefix(maxItems).enumerated() {
+                if problems.count >= Self.maxReportedProblems { return }
                 items.validate(element, at: "\(field)[\(index)]", into: &problems)
             }
         }
