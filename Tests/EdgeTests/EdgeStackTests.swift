@@ -69,14 +69,17 @@ struct EdgeStackTests {
             #expect(topup["status"] == "settled" && again["payment"] == topup["payment"])
             #expect(try await app.ok("booking.pass.get", token: rider)["sessions"] == 5)
 
-            // Booking a slot tomorrow, then cancelling it in time: the session comes back.
+            // Booking a slot tomorrow (the park's day), then cancelling it in time: the session comes back.
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = TimeZone(identifier: "Europe/Minsk")!
             let day = calendar.dateComponents([.year, .month, .day], from: Date().addingTimeInterval(86_400))
             let date = String(format: "%04d-%02d-%02d", day.year!, day.month!, day.day!)
             let slots = try await app.ok("booking.slots", ["date": .string(date), "cable": "reverse-1"], token: rider)
             let items = slots["items"]?.arrayValue ?? []
-            let open = try #require(items.first { $0["bookable"]?[0] == true }, "\(slots)")
+            // Well beyond the free-cancellation period (2 hours), whatever the hour now.
+            let later = Date().addingTimeInterval(4 * 3_600)
+            let open = try #require(
+                items.first { $0["bookable"]?[0] == true && (Instant.parse($0["start"]?.stringValue ?? "") ?? .distantPast) > later }, "\(slots)")
             let booked = try await app.ok("booking.create", ["cable": "reverse-1", "start": open["start"] ?? .null], token: rider, idem: "journey-book")
             #expect(booked["status"] == "booked")
             #expect(try await app.ok("booking.pass.get", token: rider)["sessions"] == 4)
@@ -122,10 +125,16 @@ struct EdgeStackTests {
             let user = try await AuthFixtures.signUp(edge, email: "fuzz@edge.example")
             let fuzz = try await Self.run(
                 // The CLI through python3 itself: no need for pip's script folder on PATH.
-                ["python3", "-c", "import sys; from schemathesis.cli import schemathesis; sys.argv[0] = 'schemathesis'; schemathesis()", "run", url, "--checks", "no_internal_error,error_object", "--max-examples", "4", "--max-time", "60",
+                // Run in the test's temporary folder, where schemathesis keeps its cache.
+                ["python3", "-c",
+                 "import os, sys; os.chdir(os.environ['FUZZ_DIR']); from schemathesis.cli import schemathesis; sys.argv[0] = 'schemathesis'; schemathesis()",
+                 "run", url, "--checks", "no_internal_error,error_object", "--max-examples", "4", "--max-time", "60",
                  "--workers", "2", "--phases", "examples,fuzzing", "--generation-deterministic", "--no-shrink", "--request-timeout", "10",
                  "-H", "Authorization: Bearer \(user)", "--exclude-operation-id", "auth.account.delete", "--exclude-operation-id", "auth.logout"],
-                environment: ["SCHEMATHESIS_HOOKS": "fuzz_checks", "PYTHONPATH": EdgeFlowTests.fixtures.path, "NO_COLOR": "1"],
+                environment: [
+                    "SCHEMATHESIS_HOOKS": "fuzz_checks", "PYTHONPATH": EdgeFlowTests.fixtures.path, "NO_COLOR": "1",
+                    "FUZZ_DIR": stack.directory.url.path,
+                ],
                 in: stack.directory, timeout: .seconds(150))
             #expect(fuzz.status == 0, "\(fuzz.output.suffix(6_000))")
             #expect(fuzz.output.contains("API Operations"), "\(fuzz.output.suffix(2_000))")

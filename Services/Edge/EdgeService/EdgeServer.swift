@@ -90,23 +90,27 @@ public final class EdgeServer: Sendable {
 
     // MARK: Operations
 
-    func operation(_ request: Request, context: EdgeRequestContext) async throws -> Response {
-        let op = context.parameters.get("op") ?? ""
-        let id = requestID(request)
-        do throws(ServiceError) {
+    func operation(_ request: Request, context: EdgeRequestContext) async -> Response {
+        await answering(request) { id throws(ServiceError) in
+            let op = context.parameters.get("op") ?? ""
             guard RequestEnvelope.isOperationName(op) else { throw ServiceError.unknownOp(op) }
             let token = try bearerToken(request)
             let idem = try idempotencyKey(request)
             let body = try await collect(request, limit: settings.maxBodyBytes)
             let data = try EdgeEnvelope.data(fromBody: body)
             let frame = EdgeEnvelope.encode(id: id, op: op, token: token, idem: idem, client: context.clientAddress, data: data)
-            var answer = EdgeAnswer.reply(try await call(frame))
-            answer.headers[.requestID] = id
-            return self.answer(answer)
+            return answer(EdgeAnswer.reply(try await call(frame)), requestID: id)
+        }
+    }
+
+    /// Runs a route with the request's id (``requestID(_:)``): a thrown error becomes its
+    /// HTTP answer, and every answer carries the id.
+    func answering(_ request: Request, _ body: (String) async throws(ServiceError) -> Response) async -> Response {
+        let id = requestID(request)
+        do {
+            return try await body(id)
         } catch {
-            var answer = EdgeAnswer.error(error)
-            answer.headers[.requestID] = id
-            return self.answer(answer)
+            return answer(EdgeAnswer.error(error), requestID: id)
         }
     }
 
@@ -179,9 +183,8 @@ public final class EdgeServer: Sendable {
 
     // MARK: Media
 
-    func download(_ request: Request, context: EdgeRequestContext) async throws -> Response {
-        let id = requestID(request)
-        do throws(ServiceError) {
+    func download(_ request: Request, context: EdgeRequestContext) async -> Response {
+        await answering(request) { id throws(ServiceError) in
             let service = try mediaService(context)
             let imageID = context.parameters.get("id") ?? ""
             let token = try bearerToken(request)
@@ -203,16 +206,11 @@ public final class EdgeServer: Sendable {
             }
             headers[.contentType] = contentType
             return decorate(Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: content))), cacheable: true)
-        } catch {
-            var answer = EdgeAnswer.error(error)
-            answer.headers[.requestID] = id
-            return self.answer(answer)
         }
     }
 
-    func upload(_ request: Request, context: EdgeRequestContext) async throws -> Response {
-        let id = requestID(request)
-        do throws(ServiceError) {
+    func upload(_ request: Request, context: EdgeRequestContext) async -> Response {
+        await answering(request) { id throws(ServiceError) in
             let service = try mediaService(context)
             let token = try bearerToken(request)
             let idem = try idempotencyKey(request)
@@ -226,13 +224,7 @@ public final class EdgeServer: Sendable {
             }
             let data = JSONValue.object(["content": .string(content.base64EncodedString())]).serialized
             let frame = EdgeEnvelope.encode(id: id, op: "\(service).media.put", token: token, idem: idem, client: context.clientAddress, data: data)
-            var answer = EdgeAnswer.reply(try await call(frame))
-            answer.headers[.requestID] = id
-            return self.answer(answer)
-        } catch {
-            var answer = EdgeAnswer.error(error)
-            answer.headers[.requestID] = id
-            return self.answer(answer)
+            return answer(EdgeAnswer.reply(try await call(frame)), requestID: id)
         }
     }
 
@@ -252,8 +244,9 @@ public final class EdgeServer: Sendable {
 
     // MARK: Answers
 
-    func answer(_ answer: EdgeAnswer) -> Response {
+    func answer(_ answer: EdgeAnswer, requestID: String? = nil) -> Response {
         var headers = answer.headers
+        if let requestID { headers[.requestID] = requestID }
         headers[.contentType] = answer.contentType
         return decorate(Response(status: answer.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body))), cacheable: false)
     }

@@ -275,6 +275,19 @@ public final class Gateway: Service, Sendable {
             }
         }
 
+        /// Reads the requests waiting on a frontend socket: a batch bounded by count and by
+        /// time (large requests take a while to read), so replies and deadlines are never
+        /// kept waiting for long. The edge's peer address is its own, never a user's.
+        func drain(_ socket: ZMQSocket, viaEdge: Bool) {
+            let batchEnd = ContinuousClock.now + .milliseconds(5)
+            for _ in 0..<512 {
+                guard let (frames, peer) = try? socket.receiveMultipartWithPeer(dontWait: true, maxFrames: RoutedMessage.maxFrames + 1), !frames.isEmpty
+                else { break }
+                accept(frames, peer: viaEdge ? nil : peer, viaEdge: viaEdge)
+                if ContinuousClock.now >= batchEnd { break }
+            }
+        }
+
         while !stopping.isRaised {
             let now = ContinuousClock.now
             var wait = 250
@@ -300,25 +313,8 @@ public final class Gateway: Service, Sendable {
             if poller.isReadable(wakeUpItem) {
                 _ = wakeUp.drain()
             }
-            if poller.isReadable(frontendItem) {
-                // A batch bounded by count and by time (large requests take a while to
-                // read), so replies and deadlines are never kept waiting for long.
-                let batchEnd = ContinuousClock.now + .milliseconds(5)
-                for _ in 0..<512 {
-                    guard let (frames, peer) = try? frontend.receiveMultipartWithPeer(dontWait: true, maxFrames: RoutedMessage.maxFrames + 1), !frames.isEmpty else { break }
-                    accept(frames, peer: peer, viaEdge: false)
-                    if ContinuousClock.now >= batchEnd { break }
-                }
-            }
-            if let edgeFrontend, let edgeItem, poller.isReadable(edgeItem) {
-                let batchEnd = ContinuousClock.now + .milliseconds(5)
-                for _ in 0..<512 {
-                    guard let frames = try? edgeFrontend.receiveMultipart(dontWait: true, maxFrames: RoutedMessage.maxFrames + 1), !frames.isEmpty
-                    else { break }
-                    accept(frames, peer: nil, viaEdge: true)
-                    if ContinuousClock.now >= batchEnd { break }
-                }
-            }
+            if poller.isReadable(frontendItem) { drain(frontend, viaEdge: false) }
+            if let edgeFrontend, let edgeItem, poller.isReadable(edgeItem) { drain(edgeFrontend, viaEdge: true) }
         }
         for (_, request) in pending {
             if case .client(let envelope, let id, _, _, _) = request.origin {
