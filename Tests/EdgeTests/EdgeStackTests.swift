@@ -129,14 +129,20 @@ struct EdgeStackTests {
                 ["python3", "-c",
                  "import os, sys; os.chdir(os.environ['FUZZ_DIR']); from schemathesis.cli import schemathesis; sys.argv[0] = 'schemathesis'; schemathesis()",
                  "run", url, "--checks", "no_internal_error,error_object", "--max-examples", "4", "--max-time", "60",
-                 "--workers", "2", "--phases", "examples,fuzzing", "--generation-deterministic", "--no-shrink", "--request-timeout", "10",
+                 "--workers", "2", "--phases", "examples,fuzzing", "--generation-deterministic", "--no-shrink",
+                 // A loaded CI machine is slow to generate and to answer: no health check
+                 // fails the run for that, and a dropped connection is tried again (the
+                 // edge's connection handling is EdgeFlowTests' business).
+                 "--suppress-health-check", "all", "--request-timeout", "30", "--request-retries", "2",
                  "-H", "Authorization: Bearer \(user)", "--exclude-operation-id", "auth.account.delete", "--exclude-operation-id", "auth.logout"],
                 environment: [
                     "SCHEMATHESIS_HOOKS": "fuzz_checks", "PYTHONPATH": EdgeFlowTests.fixtures.path, "NO_COLOR": "1",
                     "FUZZ_DIR": stack.directory.url.path,
                 ],
                 in: stack.directory, timeout: .seconds(150))
-            #expect(fuzz.status == 0, "\(fuzz.output.suffix(6_000))")
+            // Schemathesis prints failures and errors first, then pages of advice: keep the first.
+            let failures = fuzz.output.range(of: "WARNINGS").map { String(fuzz.output[..<$0.lowerBound]) } ?? fuzz.output
+            #expect(fuzz.status == 0, "\(failures.suffix(8_000))")
             #expect(fuzz.output.contains("API Operations"), "\(fuzz.output.suffix(2_000))")
         }
     }

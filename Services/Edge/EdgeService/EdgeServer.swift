@@ -66,7 +66,8 @@ public final class EdgeServer: Sendable {
             [
                 SlowClientGuard(
                     headerTimeout: .milliseconds(Int64(settings.headerTimeout.wholeMilliseconds)),
-                    bodyTimeout: .milliseconds(Int64(settings.bodyTimeout.wholeMilliseconds)))
+                    bodyTimeout: .milliseconds(Int64(settings.bodyTimeout.wholeMilliseconds)),
+                    idleTimeout: .milliseconds(Int64(settings.idleTimeout.wholeMilliseconds)))
             ]
         }
         let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: guardFactory()))

@@ -23,9 +23,11 @@ public struct EdgeSettings: Sendable {
     public var maxMediaBytes = MediaLimits().maxBytes
     /// How long a connection may take to send a request's head, and then its body
     /// (`BACKEND_EDGE_HEADER_TIMEOUT_MS`, `BACKEND_EDGE_BODY_TIMEOUT_MS`); a keep-alive
-    /// connection gets the head timeout again after each answer.
+    /// connection may then idle for `idleTimeout` (`BACKEND_EDGE_IDLE_TIMEOUT_MS`), and the
+    /// next head's clock starts with its first byte.
     public var headerTimeout: Duration = .seconds(10)
     public var bodyTimeout: Duration = .seconds(30)
+    public var idleTimeout: Duration = .seconds(75)
     /// Origins allowed to call from a browser (`BACKEND_EDGE_CORS_ORIGINS`, comma-separated);
     /// empty (the default): no CORS headers at all.
     public var corsOrigins: Set<String> = []
@@ -50,6 +52,7 @@ public struct EdgeSettings: Sendable {
         if let text = environment["BACKEND_EDGE_RATE_BURST"] { rateBurst = try Self.number(text, "BACKEND_EDGE_RATE_BURST") }
         if let text = environment["BACKEND_EDGE_HEADER_TIMEOUT_MS"] { headerTimeout = .milliseconds(try Self.milliseconds(text, "BACKEND_EDGE_HEADER_TIMEOUT_MS")) }
         if let text = environment["BACKEND_EDGE_BODY_TIMEOUT_MS"] { bodyTimeout = .milliseconds(try Self.milliseconds(text, "BACKEND_EDGE_BODY_TIMEOUT_MS")) }
+        if let text = environment["BACKEND_EDGE_IDLE_TIMEOUT_MS"] { idleTimeout = .milliseconds(try Self.milliseconds(text, "BACKEND_EDGE_IDLE_TIMEOUT_MS")) }
         corsOrigins = Set((environment["BACKEND_EDGE_CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         gatewayTimeout = .milliseconds(configuration.gatewayDeadlineMs + 1_000)
     }
@@ -64,6 +67,7 @@ public struct EdgeSettings: Sendable {
         ("BACKEND_EDGE_RATE_BURST", "burst per client address"),
         ("BACKEND_EDGE_HEADER_TIMEOUT_MS", "time to send a request head"),
         ("BACKEND_EDGE_BODY_TIMEOUT_MS", "time to send a request body"),
+        ("BACKEND_EDGE_IDLE_TIMEOUT_MS", "how long a keep-alive connection may idle between requests"),
         ("BACKEND_EDGE_CORS_ORIGINS", "browser origins allowed (comma-separated; empty: CORS off)"),
     ]
 
