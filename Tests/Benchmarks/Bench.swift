@@ -14,7 +14,7 @@ struct Bench: AsyncParsableCommand {
         abstract: "Measure the platform against a raw libzmq reference.",
         subcommands: [
             PlatformBench.self, TokenBench.self, SignInBench.self, BookingBench.self, MediaBench.self, JSONBench.self, PipeliningBench.self,
-            TimerBench.self, DeliveryBench.self, ValuesBench.self, ChangesBench.self, GoalsBench.self, SavingsBench.self, RemindersBench.self, StatsBench.self, EdgeBench.self, RawService.self, RawProxy.self,
+            TimerBench.self, DeliveryBench.self, ValuesBench.self, ChangesBench.self, GoalsBench.self, SavingsBench.self, RemindersBench.self, StatsBench.self, EdgeBench.self, PushBench.self, RawService.self, RawProxy.self,
         ],
         defaultSubcommand: PlatformBench.self)
 }

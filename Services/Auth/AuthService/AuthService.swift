@@ -67,7 +67,7 @@ public enum AuthService {
             summary: "Accounts, sign-in (email and password, phone and SMS code, Facebook), tokens, sessions, roles, recovery and the audit log.",
             durability: .full,
             operations: operations,
-            events: events,
+            events: events + AuditLog.events,
             migrations: { migrator in
                 AuthMigrations.register(in: &migrator)
                 MessageOutbox.migrate(&migrator)

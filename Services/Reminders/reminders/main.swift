@@ -2,4 +2,5 @@
 import RemindersService
 import Platform
 
-await ServiceMain.run(RemindersService.definition, options: PlatformOptions.parseOrExit())
+let options = PlatformOptions.parseOrExit()
+await ServiceMain.run(RemindersService.definition(configuration: ProcessSetup.configuration(options)), options: options)

@@ -24,6 +24,17 @@ public enum DeliveryStatus: String, Sendable, Codable, CaseIterable, DatabaseVal
     case dead
 }
 
+/// Which due messages go first: when more is due than the worker sends at once, every
+/// `urgent` one before any `normal` one, and those before `bulk` (a broadcast to every
+/// device never starves a reminder that is due).
+public enum DeliveryPriority: Int, Sendable, Codable, CaseIterable, Comparable {
+    case bulk = 0
+    case normal = 1
+    case urgent = 2
+
+    public static func < (lhs: DeliveryPriority, rhs: DeliveryPriority) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
 /// A message as the outbox hands it to a transport.
 public struct DeliveryMessage: Sendable, Equatable {
     /// Unique id, chosen by the caller or generated; transports pass it on so providers can

@@ -21,30 +21,42 @@ public final class DeliveryOutbox: Sendable {
     /// The prefix of generated ids (`msg` gives `msg_0193a4f2c1e8_…`).
     public let idPrefix: String
     let wake = DeliveryWake()
+    private let wakeOnCommit: CommitCollector<Bool>
 
     /// An outbox of `service`.
     public init(service: String, idPrefix: String = "msg") {
         self.service = service
         self.idPrefix = idPrefix
+        let wake = self.wake
+        wakeOnCommit = CommitCollector(merge: { _, _ in true }, onCommit: { _ in wake.signal() })
     }
 
     /// Queues a message in the current transaction and wakes the worker after the commit.
     /// With an `id` already queued (or sent within the last week), nothing changes:
     /// a caller that retries its transaction does not queue the message twice.
     ///
+    ///
+    /// - Parameters:
+    ///   - priority: what goes first when more is due than the worker sends at once (a due
+    ///     reminder before a broadcast's thousands).
+    ///   - notBefore: the first attempt waits until then (quiet hours); `nil`: at once.
     /// - Returns: the message's id, `id` or a new one.
     @discardableResult
     public func enqueue(
-        _ db: Database, id: String? = nil, channel: DeliveryChannel, to destination: String, payload: JSONValue
+        _ db: Database, id: String? = nil, channel: DeliveryChannel, to destination: String, payload: JSONValue,
+        priority: DeliveryPriority = .normal, notBefore: Date? = nil
     ) throws -> String {
         let now = Date()
         let id = id ?? RecordID.make(prefix: idPrefix, at: now)
-        try db.execute(
+        let dueMs = max(Instant.milliseconds(now), notBefore.map(Instant.milliseconds) ?? 0)
+        try db.cachedStatement(
             sql: """
-                INSERT INTO platform_delivery (id, channel, destination, payload, next_attempt_at, created_at)
-                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING
-                """,
-            arguments: [id, channel, destination, String(decoding: payload.serialized, as: UTF8.self), Instant.milliseconds(now), Instant.format(now)])
+                INSERT INTO platform_delivery (id, channel, destination, payload, next_attempt_at, created_at, priority)
+                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING
+                """
+        ).execute(arguments: [
+            id, channel, destination, String(decoding: payload.serialized, as: UTF8.self), dueMs, Instant.format(now), priority.rawValue,
+        ])
         wakeAfterCommit(db)
         return id
     }
@@ -56,10 +68,11 @@ public final class DeliveryOutbox: Sendable {
         try db.execute(sql: "DELETE FROM platform_delivery WHERE destination = ?", arguments: [destination])
     }
 
-    /// Wakes the worker once the current transaction commits.
+    /// Wakes the worker once the current transaction commits: one commit hook however
+    /// many messages it queues (a hook per message made a broadcast's chunk of 2,000
+    /// quadratic: every statement visits every registered hook).
     func wakeAfterCommit(_ db: Database) {
-        let wake = self.wake
-        db.afterNextTransaction { _ in wake.signal() }
+        wakeOnCommit.add(true, in: db)
     }
 
     /// Creates `platform_delivery` (ServiceDatabase registers it with the platform's tables).
@@ -79,6 +92,12 @@ public final class DeliveryOutbox: Sendable {
                     sent_at TEXT
                 );
                 CREATE INDEX platform_delivery_due ON platform_delivery(status, next_attempt_at);
+                """)
+        }
+        migrator.registerMigration("platform-delivery-2-priority") { db in
+            try db.execute(sql: """
+                ALTER TABLE platform_delivery ADD COLUMN priority INTEGER NOT NULL DEFAULT 1;
+                CREATE INDEX platform_delivery_priority ON platform_delivery(status, priority, next_attempt_at);
                 """)
         }
     }
@@ -103,21 +122,25 @@ final class DeliveryWake: Sendable {
 
 /// The SQL of the queue: what the worker and the admin operations read and write.
 enum DeliveryQueue {
-    /// Pending messages due at `nowMs`, oldest due first.
+    /// Pending messages due at `nowMs`: the most urgent priority first, oldest due first
+    /// within one. (One range of the priority index per level, so what waits for later,
+    /// such as quiet hours, is never scanned.)
     static func due(_ db: Database, nowMs: Int64, limit: Int) throws -> [DeliveryMessage] {
-        try Row.fetchAll(
-            db,
-            sql: """
-                SELECT id, channel, destination, payload, attempts, created_at FROM platform_delivery
-                WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
-                """,
-            arguments: [nowMs, limit]
-        ).map { row in
-            let payload = (try? JSONParser.parse(Data((row["payload"] as String).utf8))) ?? .object([:])
-            return DeliveryMessage(
-                id: row["id"], channel: row["channel"], destination: row["destination"], payload: payload, attempts: row["attempts"],
-                createdAt: row["created_at"])
+        var messages: [DeliveryMessage] = []
+        let statement = try db.cachedStatement(sql: """
+            SELECT id, channel, destination, payload, attempts, created_at FROM platform_delivery
+            WHERE status = 'pending' AND priority = ? AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?
+            """)
+        for priority in DeliveryPriority.allCases.reversed() where messages.count < limit {
+            let rows = try Row.fetchCursor(statement, arguments: [priority.rawValue, nowMs, limit - messages.count])
+            while let row = try rows.next() {
+                let payload = (try? JSONParser.parse(Data((row["payload"] as String).utf8))) ?? .object([:])
+                messages.append(DeliveryMessage(
+                    id: row["id"], channel: row["channel"], destination: row["destination"], payload: payload, attempts: row["attempts"],
+                    createdAt: row["created_at"]))
+            }
         }
+        return messages
     }
 
     /// When the next pending message is due, if any.
@@ -140,22 +163,24 @@ enum DeliveryQueue {
         for update in updates {
             switch update {
             case .sent(let id, let atMs):
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         UPDATE platform_delivery SET status = 'sent', payload = '{}', attempts = attempts + 1, sent_at = ?,
                         next_attempt_at = ? WHERE id = ? AND status = 'pending'
-                        """,
+                        """
+                ).execute(
                     arguments: [Instant.format(epochMilliseconds: atMs), atMs, id])
             case .failed(let id, let attempts, let nextMs, let reason, let atMs):
-                try db.execute(
+                try db.cachedStatement(
                     sql: """
                         UPDATE platform_delivery SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?
                         WHERE id = ? AND status = 'pending'
-                        """,
+                        """
+                ).execute(
                     arguments: [nextMs == nil ? DeliveryStatus.dead : .pending, attempts, nextMs ?? atMs, reason, id])
             case .deferred(let id, let untilMs):
-                try db.execute(
-                    sql: "UPDATE platform_delivery SET next_attempt_at = ? WHERE id = ? AND status = 'pending'", arguments: [untilMs, id])
+                try db.cachedStatement(sql: "UPDATE platform_delivery SET next_attempt_at = ? WHERE id = ? AND status = 'pending'")
+                    .execute(arguments: [untilMs, id])
             }
         }
     }

@@ -28,11 +28,16 @@ public final class DeliveryWorker: Service, Sendable {
     private let recordEveryMs: Int64 = 100
     private let recordEveryCount = 64
 
+    /// Runs in the transaction that records outcomes (a failure is logged, and the
+    /// outcomes are recorded all the same).
+    let outcomeHook: (@Sendable (Database, [DeliveryResult]) throws -> Void)?
+
     /// A worker for `outbox` in `pool`, with one transport per channel.
     public init(
         pool: DatabasePool, outbox: DeliveryOutbox, transports: [any DeliveryTransport], settings: DeliverySettings = DeliverySettings(),
-        logger: Logger
+        logger: Logger, outcomeHook: (@Sendable (Database, [DeliveryResult]) throws -> Void)? = nil
     ) {
+        self.outcomeHook = outcomeHook
         self.pool = pool
         self.outbox = outbox
         self.transports = Dictionary(transports.map { ($0.channel, $0) }, uniquingKeysWith: { _, last in last })
@@ -76,17 +81,31 @@ public final class DeliveryWorker: Service, Sendable {
                 logger.error("cannot read the delivery queue", metadata: ["error": "\(error)"])
                 return now + 1_000
             }
-            var updates: [DeliveryQueue.Update] = []
+            var pending = Pending()
             var lastRecordMs = now
-            for message in due where !stopping.isRaised {
-                updates.append(attempt(message, limiter: &limiter))
+            // Messages wait per channel until their transport's batch is full, then go in
+            // one call; outcomes are recorded every few messages or milliseconds, and after
+            // each batch, so a crash resends at most that much (with the same ids).
+            var waiting: [DeliveryChannel: [DeliveryMessage]] = [:]
+            func flush(_ channel: DeliveryChannel) {
+                guard let batch = waiting.removeValue(forKey: channel), !batch.isEmpty else { return }
+                send(batch, channel: channel, into: &pending)
                 let at = Instant.milliseconds(Date())
-                if updates.count >= recordEveryCount || at - lastRecordMs >= recordEveryMs {
-                    record(&updates)
+                if pending.updates.count >= recordEveryCount || at - lastRecordMs >= recordEveryMs || batch.count > 1 {
+                    record(&pending)
                     lastRecordMs = at
                 }
             }
-            record(&updates)
+            for message in due where !stopping.isRaised {
+                if let allowedAt = limiter.reserve(message.channel, message.destination, nowMs: Instant.milliseconds(Date())) {
+                    pending.updates.append(.deferred(id: message.id, untilMs: allowedAt))
+                    continue
+                }
+                waiting[message.channel, default: []].append(message)
+                if waiting[message.channel]!.count >= max(1, transports[message.channel]?.batchLimit ?? 1) { flush(message.channel) }
+            }
+            for channel in Array(waiting.keys) where !stopping.isRaised { flush(channel) }
+            record(&pending)
             if due.count < settings.batchSize { break }
         }
         do {
@@ -96,28 +115,44 @@ public final class DeliveryWorker: Service, Sendable {
         }
     }
 
-    /// One message through the rate limit and its transport.
-    private func attempt(_ message: DeliveryMessage, limiter: inout DeliveryRateLimiter) -> DeliveryQueue.Update {
+    /// What is sent and not recorded yet.
+    struct Pending {
+        var updates: [DeliveryQueue.Update] = []
+        var results: [DeliveryResult] = []
+    }
+
+    /// One batch of a channel through its transport.
+    private func send(_ batch: [DeliveryMessage], channel: DeliveryChannel, into pending: inout Pending) {
         let start = Instant.milliseconds(Date())
-        if let allowedAt = limiter.reserve(message.channel, message.destination, nowMs: start) {
-            return .deferred(id: message.id, untilMs: allowedAt)
-        }
-        let outcome: DeliveryOutcome
-        if let transport = transports[message.channel] {
-            do {
-                outcome = try transport.send(message)
-            } catch {
-                outcome = .retry(reason: String(describing: error))
-            }
+        let outcomes: [DeliveryOutcome]
+        if let transport = transports[channel] {
+            let answered = transport.send(batch: batch)
+            outcomes = answered.count == batch.count ? answered : Array(repeating: .retry(reason: "the transport answered \(answered.count) outcomes for \(batch.count) messages"), count: batch.count)
         } else {
-            outcome = .retry(reason: "no transport for the channel \(message.channel)")
+            outcomes = Array(repeating: .retry(reason: "no transport for the channel \(channel)"), count: batch.count)
         }
         let end = Instant.milliseconds(Date())
-        let metadata: Logger.Metadata = ["id": "\(message.id)", "channel": "\(message.channel)", "ms": "\(end - start)"]
+        var sent = 0
+        for (message, outcome) in zip(batch, outcomes) {
+            let (update, result) = decide(message, outcome, atMs: end, batchMs: end - start, batched: batch.count > 1)
+            pending.updates.append(update)
+            pending.results.append(result)
+            if result.state == .sent { sent += 1 }
+        }
+        if batch.count > 1 {
+            logger.info("batch sent", metadata: ["channel": "\(channel)", "messages": "\(batch.count)", "delivered": "\(sent)", "ms": "\(end - start)"])
+        }
+    }
+
+    /// What an outcome means for one message: its update and its result.
+    private func decide(_ message: DeliveryMessage, _ outcome: DeliveryOutcome, atMs end: Int64, batchMs: Int64, batched: Bool)
+        -> (DeliveryQueue.Update, DeliveryResult)
+    {
+        let metadata: Logger.Metadata = ["id": "\(message.id)", "channel": "\(message.channel)", "ms": "\(batchMs)"]
         switch outcome {
         case .delivered:
-            logger.info("message sent", metadata: metadata)
-            return .sent(id: message.id, atMs: end)
+            if !batched { logger.info("message sent", metadata: metadata) }
+            return (.sent(id: message.id, atMs: end), DeliveryResult(message: message, state: .sent, reason: nil, permanent: false))
         case .retry(let reason), .permanent(let reason):
             // Reasons name the provider's answer, never the payload (see DeliveryTransport).
             let reason = String(reason.prefix(300))
@@ -130,22 +165,40 @@ public final class DeliveryWorker: Service, Sendable {
             case .retry(let afterMs):
                 details["retryInMs"] = "\(afterMs)"
                 logger.warning("message not sent, will retry", metadata: details)
-                return .failed(id: message.id, attempts: attempts, nextMs: end + afterMs, reason: reason, atMs: end)
+                return (
+                    .failed(id: message.id, attempts: attempts, nextMs: end + afterMs, reason: reason, atMs: end),
+                    DeliveryResult(message: message, state: .retrying, reason: reason, permanent: false)
+                )
             case .dead:
                 logger.error("message not sent, given up (dead letter)", metadata: details)
-                return .failed(id: message.id, attempts: attempts, nextMs: nil, reason: reason, atMs: end)
+                return (
+                    .failed(id: message.id, attempts: attempts, nextMs: nil, reason: reason, atMs: end),
+                    DeliveryResult(message: message, state: .dead, reason: reason, permanent: outcome.isPermanent)
+                )
             }
         }
     }
 
     /// Writes and clears `updates`. If the write fails the messages stay pending and are
     /// sent again (with the same ids): at least once, never lost.
-    private func record(_ updates: inout [DeliveryQueue.Update]) {
-        guard !updates.isEmpty else { return }
-        let batch = updates
-        updates.removeAll(keepingCapacity: true)
+    private func record(_ pending: inout Pending) {
+        guard !pending.updates.isEmpty else { return }
+        let batch = pending.updates, results = pending.results
+        pending = Pending()
         do {
-            try pool.write { db in try DeliveryQueue.apply(db, batch) }
+            try pool.write { [outcomeHook, logger] db in
+                try DeliveryQueue.apply(db, batch)
+                guard let outcomeHook, !results.isEmpty else { return }
+                // The service's bookkeeping must not undo the record of what was sent.
+                do {
+                    try db.inSavepoint {
+                        try outcomeHook(db, results)
+                        return .commit
+                    }
+                } catch {
+                    logger.error("the delivery outcome hook failed", metadata: ["error": "\(error)"])
+                }
+            }
         } catch {
             logger.error("cannot record delivery outcomes", metadata: ["error": "\(error)", "count": "\(batch.count)"])
         }

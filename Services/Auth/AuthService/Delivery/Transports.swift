@@ -1,29 +1,10 @@
 import Foundation
 import Platform
 
-/// Writes each message as `<id>.json` into a folder (the default for local runs; tests
-/// read the files). Writing the same id twice leaves one file: duplicates vanish.
-public struct FileTransport: DeliveryTransport {
-    public let channel: DeliveryChannel
-    let directory: URL
-
-    /// Delivers `channel`'s messages into `directory`, creating it when needed.
+extension FileTransport {
+    /// Auth's emails or SMS as `<id>.json` files in `directory`.
     public init(channel: DeliveryChannel, directory: URL) {
-        self.channel = channel
-        self.directory = directory
-    }
-
-    public func send(_ message: DeliveryMessage) throws -> DeliveryOutcome {
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let data = try WireJSON.encode(OutgoingMessage(message))
-        // Write then rename, so a reader never sees half a message.
-        let temporary = directory.appendingPathComponent(".\(message.id).tmp")
-        try data.write(to: temporary)
-        let target = directory.appendingPathComponent("\(message.id).json")
-        guard rename(temporary.path, target.path) == 0 else {
-            return .retry(reason: "cannot write \(target.path): errno \(errno)")
-        }
-        return .delivered
+        self.init(channel: channel, directory: directory) { message in try WireJSON.encode(OutgoingMessage(message)) }
     }
 }
 

@@ -21,7 +21,32 @@ enum AuditLog {
         try db.execute(
             sql: "INSERT INTO audit (at, action, user_id, actor_id, detail, client) VALUES (?, ?, ?, ?, ?, ?)",
             arguments: [Instant.format(Date()), action.rawValue, user, actor ?? user, String(decoding: detail.serialized, as: UTF8.self), client])
+        // What the account's owner is told about (a push to their devices): a sign-in, a
+        // changed email or phone. In the same transaction, so each is published once.
+        guard let user else { return }
+        switch action {
+        case .signInSucceeded:
+            try Outbox.append(db, type: signedInEvent, data: ["userId": .string(user), "method": detail["method"] ?? "email"] as JSONValue)
+        case .emailChanged, .phoneChanged:
+            try Outbox.append(
+                db, type: contactChangedEvent, data: ["userId": .string(user), "field": .string(action == .emailChanged ? "email" : "phone")] as JSONValue)
+        default:
+            break
+        }
     }
+
+    static let signedInEvent = "auth.user.signed_in"
+    static let contactChangedEvent = "auth.user.contact_changed"
+
+    /// The events ``record(_:_:user:actor:detail:client:)`` publishes.
+    static let events = [
+        EventDescription(
+            signedInEvent, summary: "A sign-in to an account (password, phone code or Facebook): tell its owner's devices.",
+            data: .object(["userId": .string(), "method": .oneOf(["email", "phone", "facebook"])], required: ["userId", "method"])),
+        EventDescription(
+            contactChangedEvent, summary: "An account's email or phone number changed: tell its owner's devices.",
+            data: .object(["userId": .string(), "field": .oneOf(["email", "phone"])], required: ["userId", "field"])),
+    ]
 }
 
 /// Counts attempts per key in a sliding window (sign-in failures, codes sent, ...).

@@ -219,23 +219,29 @@ struct AdminOperations: Sendable {
         var audience: String
         var role: String?
         var groupId: String?
+        var kind: String?
     }
+
+    /// The kinds of broadcast the goals app shows (seed 000, 8.3).
+    static let broadcastKinds = ["updates", "promotions", "offers", "congratulations", "news"]
 
     var broadcast: ServiceOperation {
         .write(
             "goals.admin.broadcast",
-            summary: "Sends a push with an editable text to an audience: `everyone`, a `role` (recipient, sponsor, admin), or a `sponsor_group` (`groupId`; its sponsors' ids go with the event). Published as goals.broadcast for the notifications service to deliver; logged. Send idem: a retry broadcasts once.",
+            summary: "Sends a push with an editable text and a `kind` (updates, promotions, offers, congratulations, news; default news) to an audience: `everyone`, a `role` (recipient, sponsor, admin), or a `sponsor_group` (`groupId`; its sponsors' ids go with the event). Published as goals.broadcast for the notifications service to deliver; logged. Send idem: a retry broadcasts once.",
             auth: GoalOperations.admin,
             request: .object(
                 [
                     "title": .string(minLength: 1, maxLength: 100), "text": .text(minLength: 1, maxLength: 1_000),
                     "audience": .oneOf(["everyone", "role", "sponsor_group"]), "role": .oneOf(["recipient", "sponsor", "staff", "admin"]),
-                    "groupId": GoalOperations.id,
+                    "groupId": GoalOperations.id, "kind": .oneOf(Self.broadcastKinds),
                 ], required: ["title", "text", "audience"]),
             response: .object(["broadcastId": .string(), "userIds": .integer(minimum: 0)], required: ["broadcastId"])
         ) { (context, input: BroadcastRequest, db: Database) -> JSONValue in
             let admin = try context.requirePrincipal().userID
-            var data: [String: JSONValue] = ["title": .string(input.title), "text": .string(input.text), "audience": .string(input.audience)]
+            var data: [String: JSONValue] = [
+                "title": .string(input.title), "text": .string(input.text), "audience": .string(input.audience), "kind": .string(input.kind ?? "news"),
+            ]
             var count: Int?
             switch input.audience {
             case "role":

@@ -69,7 +69,8 @@ enum GoalEvents {
                 [
                     "broadcastId": .string(), "title": .string(), "text": .text(), "audience": .oneOf(["everyone", "role", "sponsor_group"]),
                     "role": .string(), "groupId": .string(), "userIds": .array(of: .string(), maxItems: 1_000_000),
-                ], required: ["broadcastId", "title", "text", "audience"])),
+                    "kind": .oneOf(AdminOperations.broadcastKinds),
+                ], required: ["broadcastId", "title", "text", "audience", "kind"])),
     ]
 
     /// The sponsors a goal's facts are for: those who accepted it.

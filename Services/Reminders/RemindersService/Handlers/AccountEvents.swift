@@ -85,6 +85,13 @@ enum AccountEvents {
         try db.cachedStatement(sql: "DELETE FROM subscription WHERE user_id = ?").execute(arguments: [user])
         try db.cachedStatement(sql: "DELETE FROM settings WHERE user_id = ?").execute(arguments: [user])
         try db.cachedStatement(sql: "DELETE FROM person WHERE user_id = ?").execute(arguments: [user])
+        // Devices and whatever is still queued for them, preferences, history.
+        for token in try String.fetchAll(db.cachedStatement(sql: "SELECT token FROM push_device WHERE user_id = ?"), arguments: [user]) {
+            try DeliveryOutbox.forget(db, destination: token)
+        }
+        for table in ["push_device", "push_preference", "notification", "push_role"] {
+            try db.execute(sql: "DELETE FROM \(table) WHERE user_id = ?", arguments: [user])
+        }
         try MediaCatalog.forget(db, user: user)
         try IdempotencyStore.forget(db, user: user)
         try Outbox.redact(db, user: user, as: "deleted")

@@ -92,6 +92,7 @@ enum ReminderScheduler {
         case .repeated(let number): kind = .repeated(number)
         }
         try RemindersEvents.due(db, row, alertID: alertID, occurrenceLocal: local, occurrence: point.occurrence.instant, at: point.at, now: now, late: late, kind: kind)
+        try NotificationSources.reminderDue(db, row, alertID: alertID, occurrenceLocal: local, now: now)
     }
 
     /// A snoozed alert comes again, unless its reminder was deleted, completed or that
@@ -107,5 +108,8 @@ enum ReminderScheduler {
         try RemindersEvents.due(
             db, row, alertID: alertID, occurrenceLocal: local, occurrence: Instant.date(milliseconds: alert["occurrence_ms"]), at: timer.dueAt, now: timer.firedAt,
             late: timer.late, kind: .snooze)
+        // The snoozed alert's push is a new notification (its first one was already read).
+        try NotificationSources.reminderDue(
+            db, row, alertID: alertID, occurrenceLocal: local, now: timer.firedAt, again: "snooze.\(Instant.milliseconds(timer.dueAt))")
     }
 }

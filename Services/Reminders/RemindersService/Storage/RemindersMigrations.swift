@@ -188,5 +188,6 @@ enum RemindersMigrations {
                 END;
                 """)
         }
+        NotificationsMigrations.register(in: &migrator)
     }
 }

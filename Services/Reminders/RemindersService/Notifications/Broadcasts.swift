@@ -1,0 +1,106 @@
+import Foundation
+import GRDB
+import Logging
+import Platform
+
+/// An admin's message to every device of an app, or of a role or a list of users. It
+/// fans out on a durable timer a chunk of devices per transaction (a cursor over device
+/// ids), so a broadcast to 100,000 devices never holds the database for long, and its
+/// pushes queue at `bulk` priority behind anything due. Push ids are the broadcast's and
+/// the device's: a chunk run again after a crash queues nothing twice.
+enum Broadcasts {
+    static let timerKind = "notifications.fanout"
+    /// Devices per transaction.
+    static let chunk = 2_000
+    static let logger = Logger(label: "reminders")
+
+    /// Records a broadcast and starts its fan-out; a second start of the same id does nothing.
+    static func start(
+        _ db: Database, id: String, app: PushApp, kind: BroadcastKind, title: String, body: String, imageURL: String?, audience: String, role: String?,
+        userIDs: [String]?, by author: String, now: Date
+    ) throws {
+        let userList = audience == "everyone" ? nil : userIDs.map { String(decoding: JSONValue.array($0.map(JSONValue.string)).serialized, as: UTF8.self) }
+        try db.cachedStatement(sql: """
+            INSERT INTO push_broadcast (id, app_id, broadcast_kind, title, body, image_url, audience, role, user_ids, created_at, created_by)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING
+            """).execute(arguments: [id, app.rawValue, kind.rawValue, title, body, imageURL, audience, role, userList, Instant.format(now), author])
+        guard db.changesCount > 0 else { return }
+        try DurableTimers.schedule(db, kind: timerKind, at: now, key: id)
+    }
+
+    static let handler = TimerHandler(kind: timerKind) { db, timer in
+        guard let id = timer.key else { return }
+        try fanOut(db, id: id, now: timer.firedAt)
+    }
+
+    /// Queues the next chunk of a broadcast's pushes; sets the timer again while devices remain.
+    static func fanOut(_ db: Database, id: String, now: Date) throws {
+        let started = ContinuousClock.now
+        guard let broadcast = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM push_broadcast WHERE id = ? AND finished_at IS NULL"), arguments: [id]),
+            let app = PushApp(rawValue: broadcast["app_id"])
+        else { return }
+        let cursor: Int64 = broadcast["cursor"]
+        var audienceFilter = ""
+        var arguments: StatementArguments = [app.rawValue, cursor]
+        switch broadcast["audience"] as String {
+        case "role":
+            audienceFilter = "AND d.user_id IN (SELECT user_id FROM push_role WHERE role = ?)"
+            _ = arguments.append(contentsOf: [broadcast["role"] as String? ?? ""])
+        case "everyone":
+            break
+        default:
+            audienceFilter = "AND d.user_id IN (SELECT value FROM json_each(?))"
+            _ = arguments.append(contentsOf: [broadcast["user_ids"] as String? ?? "[]"])
+        }
+        _ = arguments.append(contentsOf: [chunk])
+        // Devices of the app, enabled, whose user has not switched announcements off.
+        let rows = try Row.fetchAll(
+            db.cachedStatement(sql: """
+                SELECT d.id, d.token, d.platform, d.locale, d.user_id, p.sound, p.vibration, p.alert_style, p.quiet_start, p.quiet_end
+                FROM push_device AS d LEFT JOIN push_preference AS p ON p.user_id = d.user_id AND p.app_id = d.app_id
+                WHERE d.app_id = ? AND d.id > ? AND d.disabled_at IS NULL \(audienceFilter)
+                  AND (p.disabled IS NULL OR instr(',' || p.disabled || ',', ',announcements,') = 0)
+                ORDER BY d.id LIMIT ?
+                """), arguments: arguments)
+        let title: String = broadcast["title"], body: String = broadcast["body"], imageURL: String? = broadcast["image_url"]
+        let data: [String: JSONValue] = ["broadcastId": .string(id), "broadcastKind": .string(broadcast["broadcast_kind"])]
+        var users: Set<String> = []
+        for row in rows {
+            let user: String = row[4]
+            var preferences = NotificationPreferences()
+            if let vibration = row[6] as Bool? {
+                preferences.sound = row[5]
+                preferences.vibration = vibration
+                preferences.alertStyle = NotificationPreferences.AlertStyle(rawValue: row[7]) ?? .banner
+            }
+            var release: Date?
+            if let start = (row[8] as String?).flatMap(LocalTime.init), let end = (row[9] as String?).flatMap(LocalTime.init) {
+                release = QuietHours(start: start, end: end).release(after: now, in: try UserClock.load(db, user: user).zone)
+            }
+            // One history entry per user, however many devices they have; one id for all,
+            // so pushes of the same content share one request to the gateway.
+            let notificationID = "ntf.\(id)"
+            try db.cachedStatement(sql: """
+                INSERT INTO notification (id, user_id, app_id, kind, title, body, image_url, data, urgent, devices, created_ms, deliver_ms)
+                VALUES (?, ?, ?, 'announcement', ?, ?, ?, ?, 0, 1, ?, ?) ON CONFLICT (user_id, id) DO UPDATE SET devices = devices + 1
+                """).execute(arguments: [
+                    notificationID, user, app.rawValue, title, body, imageURL, String(decoding: JSONValue.object(data).serialized, as: UTF8.self),
+                    Instant.milliseconds(now), Instant.milliseconds(release ?? now),
+                ])
+            users.insert(user)
+            try Notifier.enqueue(
+                db, notificationID: notificationID, device: Notifier.Device(id: row[0], token: row[1], platform: row[2], locale: row[3]), app: app,
+                kind: PushKind.announcement.rawValue, title: title, body: body, imageURL: imageURL, data: data, actions: [], sound: nil,
+                preferences: preferences, urgent: false, priority: .bulk, notBefore: release)
+        }
+        let last: Int64 = rows.last?[0] ?? cursor
+        let finished = rows.count < chunk
+        try db.cachedStatement(sql: "UPDATE push_broadcast SET cursor = ?, devices = devices + ?, finished_at = ? WHERE id = ?")
+            .execute(arguments: [last, rows.count, finished ? Instant.format(now) : nil, id])
+        try Notifier.count(db, kind: PushKind.announcement.rawValue, at: now, notifications: users.count, queued: rows.count)
+        if !finished { try DurableTimers.schedule(db, kind: timerKind, at: now, key: id) }
+        logger.info(
+            "broadcast chunk queued",
+            metadata: ["broadcast": "\(id)", "devices": "\(rows.count)", "finished": "\(finished)", "ms": "\((ContinuousClock.now - started).wholeMilliseconds)"])
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import GRDB
+import Platform
+
+/// A notification to make for one user in one app.
+struct Notice: Sendable {
+    /// Derived from what caused it (an event's source and seq, an alert's id), so the same
+    /// cause never makes two.
+    var id: String
+    var user: String
+    var app: PushApp
+    var kind: PushKind
+    /// The template's values.
+    var values: [String: String] = [:]
+    /// Delivered during quiet hours too (what the user marked important).
+    var urgent = false
+    /// Ids the app opens it at (`reminderId`, `goalId`, `bookingId`, ...).
+    var data: [String: JSONValue] = [:]
+    var imageURL: String?
+    /// The sound the cause chose (a reminder's own), over the preferences'.
+    var sound: String?
+    /// Buttons on the notification (`snooze`, `done`).
+    var actions: [String] = []
+}
+
+/// Turns notices into pushes: one history row per user and app, one outbox message per
+/// enabled device of that app, each in the device's language, held back by quiet hours
+/// unless urgent, all in the caller's transaction (the event's or the timer's: exactly
+/// once). The ``DeliveryWorker`` sends them after the commit.
+enum Notifier {
+    /// The outbox of the reminders service's pushes (one per process: every enqueue wakes
+    /// the worker that sends them).
+    static let outbox = DeliveryOutbox(service: RemindersService.name, idPrefix: "psh")
+    static let channel: DeliveryChannel = "push"
+    /// The edge's public address: pushes carry image URLs through it
+    /// (`BACKEND_EDGE_PUBLIC_URL`, else the edge's bind address).
+    static let publicURL: String = {
+        let environment = ProcessInfo.processInfo.environment
+        if let url = environment["BACKEND_EDGE_PUBLIC_URL"], !url.isEmpty { return url }
+        return "http://\(environment["BACKEND_EDGE_BIND"] ?? "127.0.0.1:8080")"
+    }()
+
+    struct Device {
+        var id: Int64
+        var token: String
+        var platform: String
+        var locale: String
+    }
+
+    /// Makes `notice` for its user's devices of its app; returns the number of pushes queued.
+    @discardableResult
+    static func notify(_ db: Database, _ notice: Notice, now: Date) throws -> Int {
+        let preferences = try loadPreferences(db, user: notice.user, app: notice.app)
+        guard preferences.wants(notice.kind) else { return 0 }
+        let devices = try Row.fetchAll(
+            db.cachedStatement(sql: """
+                SELECT id, token, platform, locale FROM push_device WHERE user_id = ? AND app_id = ? AND disabled_at IS NULL ORDER BY id
+                """), arguments: [notice.user, notice.app.rawValue]
+        ).map { Device(id: $0[0], token: $0[1], platform: $0[2], locale: $0[3]) }
+        let clock = try UserClock.load(db, user: notice.user)
+        let release = notice.urgent ? nil : preferences.quietHours?.release(after: now, in: clock.zone)
+        let language = devices.first.map { DeviceRules.language(of: $0.locale) } ?? DeviceRules.language(of: clock.language)
+        let words = try render(db, notice.kind, language: language, values: notice.values)
+        try db.cachedStatement(sql: """
+            INSERT INTO notification (id, user_id, app_id, kind, title, body, image_url, data, urgent, devices, created_ms, deliver_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, id) DO NOTHING
+            """).execute(arguments: [
+                notice.id, notice.user, notice.app.rawValue, notice.kind.rawValue, words.title, words.body, notice.imageURL,
+                String(decoding: JSONValue.object(notice.data).serialized, as: UTF8.self), notice.urgent, devices.count,
+                Instant.milliseconds(now), Instant.milliseconds(release ?? now),
+            ])
+        // Made before (a replayed cause): nothing more.
+        guard db.changesCount > 0 else { return 0 }
+        for device in devices {
+            let deviceWords = DeviceRules.language(of: device.locale) == language
+                ? words : try render(db, notice.kind, language: DeviceRules.language(of: device.locale), values: notice.values)
+            try enqueue(
+                db, notificationID: notice.id, device: device, app: notice.app, kind: notice.kind.rawValue, title: deviceWords.title, body: deviceWords.body,
+                imageURL: notice.imageURL, data: notice.data, actions: notice.actions, sound: notice.sound, preferences: preferences,
+                urgent: notice.urgent, priority: notice.kind.priority, notBefore: release)
+        }
+        try count(db, kind: notice.kind.rawValue, at: now, notifications: 1, queued: devices.count)
+        return devices.count
+    }
+
+    /// One push to one device.
+    static func enqueue(
+        _ db: Database, notificationID: String, device: Device, app: PushApp, kind: String, title: String, body: String, imageURL: String?,
+        data: [String: JSONValue], actions: [String], sound: String?, preferences: NotificationPreferences, urgent: Bool,
+        priority: DeliveryPriority, notBefore: Date?
+    ) throws {
+        var payload: [String: JSONValue] = [
+            "notificationId": .string(notificationID), "app": .string(app.rawValue), "platform": .string(device.platform), "kind": .string(kind),
+            "title": .string(title), "body": .string(body), "vibration": .bool(preferences.vibration),
+            "alertStyle": .string(preferences.alertStyle.rawValue), "urgent": .bool(urgent),
+        ]
+        if let imageURL { payload["image"] = .string(imageURL) }
+        if let sound = sound ?? preferences.sound { payload["sound"] = .string(sound) }
+        if !actions.isEmpty { payload["actions"] = .array(actions.map(JSONValue.string)) }
+        if !data.isEmpty { payload["data"] = .object(data) }
+        try outbox.enqueue(
+            db, id: "\(notificationID).\(device.id)", channel: channel, to: device.token, payload: .object(payload), priority: priority, notBefore: notBefore)
+    }
+
+    /// A kind's words in `language`: the admins' template, else the shipped one.
+    static func render(_ db: Database, _ kind: PushKind, language: String, values: [String: String]) throws -> (title: String, body: String) {
+        if kind == .announcement { return (values["title"] ?? "", values["body"] ?? "") }
+        let stored = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT title, body FROM push_template WHERE kind = ? AND language = ?"), arguments: [kind.rawValue, language])
+        let template = stored.map { NotificationTemplate(title: $0[0], body: $0[1]) } ?? NotificationTemplate.standard(kind, language: language)
+        return template.render(values)
+    }
+
+    /// Adds to the day's counts of `kind`.
+    static func count(_ db: Database, kind: String, at date: Date, notifications: Int = 0, queued: Int = 0, sent: Int = 0, failed: Int = 0) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO push_daily (day, kind, notifications, queued, sent, failed) VALUES (?, ?, ?, ?, ?, ?)
+            ON CONFLICT (day, kind) DO UPDATE SET notifications = notifications + excluded.notifications, queued = queued + excluded.queued,
+                sent = sent + excluded.sent, failed = failed + excluded.failed
+            """).execute(arguments: [String(Instant.format(date).prefix(10)), kind, notifications, queued, sent, failed])
+    }
+
+    /// A user's preferences for an app (the defaults where never set).
+    static func loadPreferences(_ db: Database, user: String, app: PushApp) throws -> NotificationPreferences {
+        guard let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT disabled, sound, vibration, alert_style, quiet_start, quiet_end FROM push_preference WHERE user_id = ? AND app_id = ?"),
+            arguments: [user, app.rawValue])
+        else { return .standard }
+        var preferences = NotificationPreferences()
+        preferences.disabled = Set((row[0] as String).split(separator: ",").compactMap { NotificationCategory(rawValue: String($0)) })
+        preferences.sound = row[1]
+        preferences.vibration = row[2]
+        preferences.alertStyle = NotificationPreferences.AlertStyle(rawValue: row[3]) ?? .banner
+        if let start = (row[4] as String?).flatMap(LocalTime.init), let end = (row[5] as String?).flatMap(LocalTime.init) {
+            preferences.quietHours = QuietHours(start: start, end: end)
+        }
+        return preferences
+    }
+
+    /// What the worker's outcomes mean here: a token the gateway refused for good is
+    /// disabled (its pushes stop; the message is in the dead letters), and the day's
+    /// counts move.
+    static func recordOutcomes(_ db: Database, _ results: [DeliveryResult]) throws {
+        let now = Date()
+        var counts: [String: (sent: Int, failed: Int)] = [:]
+        for result in results {
+            let kind = result.message.payload["kind"]?.stringValue ?? "unknown"
+            switch result.state {
+            case .sent: counts[kind, default: (0, 0)].sent += 1
+            case .dead:
+                counts[kind, default: (0, 0)].failed += 1
+                if result.permanent {
+                    try db.cachedStatement(sql: "UPDATE push_device SET disabled_at = ?, disabled_reason = ? WHERE token = ? AND disabled_at IS NULL")
+                        .execute(arguments: [Instant.format(now), result.reason, result.message.destination])
+                }
+            case .retrying: break
+            }
+        }
+        for (kind, count) in counts { try Self.count(db, kind: kind, at: now, sent: count.sent, failed: count.failed) }
+    }
+}
