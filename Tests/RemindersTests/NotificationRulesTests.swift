@@ -52,6 +52,9 @@ struct NotificationRulesTests {
         #expect(filled.title == "Gym" && filled.body == "Due 07:30 {x y} {")
         #expect(NotificationTemplate.fill("{missing}!", [:]) == "!")
         #expect(NotificationTemplate.placeholders(in: "{a} and {b}, {not one} {}") == ["a", "b"])
+        // Found exactly where fill replaces: a brace inside another's text, `{}` literal.
+        #expect(NotificationTemplate.placeholders(in: "Hi {x{field} {{method}} {}") == ["field", "method"])
+        #expect(NotificationTemplate.fill("Hi {x{field} {{method}} {}", ["field": "email", "method": "sms"]) == "Hi {xemail {sms} {}")
     }
 
     @Test("every kind ships English and Russian words that use only its own placeholders")
@@ -89,6 +92,11 @@ struct NotificationRulesTests {
         for bad in ["", "e", "english", "ru_RU", "ru-", "-RU", "ru-R", String(repeating: "a", count: 36), "ру"] {
             #expect(!DeviceRules.isPlausibleLocale(bad), "\(bad)")
         }
+        #expect(DeviceRules.normalized("ABCDEF0123456789ABCD", platform: .ios) == "abcdef0123456789abcd")
+        #expect(DeviceRules.normalized("AbC:APA91b-xyzXYZ", platform: .ios) == "AbC:APA91b-xyzXYZ")
+        #expect(DeviceRules.normalized("ABCDEF0123456789ABCD", platform: .android) == "ABCDEF0123456789ABCD")
+        for good in ["default", "chime.caf", "bell_2-long"] { #expect(DeviceRules.isPlausibleSound(good)) }
+        for bad in ["", ".hidden", "../../etc/passwd", "a b", "звук", String(repeating: "a", count: 65)] { #expect(!DeviceRules.isPlausibleSound(bad), "\(bad)") }
         #expect(DeviceRules.language(of: "ru-BY") == "ru" && DeviceRules.language(of: "de-DE") == "en" && DeviceRules.language(of: nil) == "en")
     }
 

@@ -62,8 +62,8 @@ public final class DeliveryOutbox: Sendable {
     }
 
     /// Removes every message to `destination`, whatever its state, in the current
-    /// transaction: when an account is deleted, nothing addressed to it stays. (A scan:
-    /// deletions are rare, and sent rows are pruned after a week.)
+    /// transaction: when an account is deleted, or a device token changes hands, nothing
+    /// addressed to it stays.
     public static func forget(_ db: Database, destination: String) throws {
         try db.execute(sql: "DELETE FROM platform_delivery WHERE destination = ?", arguments: [destination])
     }
@@ -98,6 +98,8 @@ public final class DeliveryOutbox: Sendable {
             try db.execute(sql: """
                 ALTER TABLE platform_delivery ADD COLUMN priority INTEGER NOT NULL DEFAULT 1;
                 CREATE INDEX platform_delivery_priority ON platform_delivery(status, priority, next_attempt_at);
+                -- What is queued for an address (a push token handed to another user, an account deleted).
+                CREATE INDEX platform_delivery_destination ON platform_delivery(destination);
                 """)
         }
     }

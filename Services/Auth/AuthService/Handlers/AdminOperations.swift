@@ -266,7 +266,10 @@ struct AdminOperations: Sendable {
             }
             try db.execute(sql: "INSERT OR IGNORE INTO user_role (user_id, role) VALUES (?, 'admin')", arguments: [id])
             try AuditLog.record(db, .rolesChanged, user: id, actor: "operator", detail: ["granted": "admin"])
-            return try AccountSummary.load(db, id: id)
+            let account = try AccountSummary.load(db, id: id)
+            try Outbox.append(
+                db, type: "auth.user.roles_changed", data: ["userId": .string(id), "roles": .array(account.roles.map { .string($0) })] as JSONValue)
+            return account
         }
     }
 

@@ -73,6 +73,9 @@ struct NotificationAdminOperations: Sendable {
                 try db.execute(sql: "DELETE FROM push_template WHERE kind = ? AND language = ?", arguments: [kind.rawValue, input.language])
             } else {
                 guard let title = input.title, let text = input.text else { throw ServiceError.invalid("text", "send title and text, or reset: true") }
+                for (field, value) in [("title", title), ("text", text)] where value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                    throw ServiceError.invalid(field, "must not be blank")
+                }
                 for (field, value) in [("title", title), ("text", text)] {
                     let unknown = NotificationTemplate.placeholders(in: value).subtracting(kind.placeholders)
                     if let name = unknown.sorted().first {
@@ -118,6 +121,10 @@ struct NotificationAdminOperations: Sendable {
                 required: ["broadcastId", "devices"])
         ) { (context, input: BroadcastRequest, db: Database) -> JSONValue in
             let admin = try context.requirePrincipal().userID
+            for (field, value) in [("title", input.title), ("text", input.text)] where value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                throw ServiceError.invalid(field, "must not be blank")
+            }
+            try MediaCatalog.requireUpload(db, input.imageId, field: "imageId")
             let id = RecordID.make(prefix: "bcs", at: context.receivedAt)
             try Broadcasts.start(
                 db, id: id, app: input.appId, kind: input.kind ?? .news, title: input.title, body: input.text,

@@ -14,7 +14,7 @@ struct NotificationOperations: Sendable {
     static let deviceSchema = JSONSchema.object(
         [
             "id": .integer(minimum: 1), "platform": .oneOf(DevicePlatform.allCases.map(\.rawValue)), "appId": appSchema,
-            "token": JSONSchema.string().described("the token's first 8 and last 4 characters"), "locale": .string(maxLength: 35),
+            "token": JSONSchema.string().described("the token's last 4 characters, to tell devices apart"), "locale": .string(maxLength: 35),
             "registeredAt": .string(format: .dateTime), "enabled": .boolean,
             "disabledReason": JSONSchema.string().nullable().described("why the push gateway refused it"),
         ], required: ["id", "platform", "appId", "token", "locale", "registeredAt", "enabled"])
@@ -23,7 +23,7 @@ struct NotificationOperations: Sendable {
         let token: String = row["token"]
         return [
             "id": .integer(row["id"]), "platform": .string(row["platform"]), "appId": .string(row["app_id"]),
-            "token": .string(String(token.prefix(8)) + "…" + String(token.suffix(4))), "locale": .string(row["locale"]),
+            "token": .string("…" + String(token.suffix(4))), "locale": .string(row["locale"]),
             "registeredAt": .string(row["registered_at"]), "enabled": .bool((row["disabled_at"] as String?) == nil),
             "disabledReason": (row["disabled_reason"] as String?).map(JSONValue.string) ?? .null,
         ]
@@ -51,18 +51,26 @@ struct NotificationOperations: Sendable {
             let user = try context.requirePrincipal().userID
             guard DeviceRules.isPlausibleToken(input.token) else { throw ServiceError.invalid("token", "a push token is visible ASCII without spaces") }
             guard DeviceRules.isPlausibleLocale(input.locale) else { throw ServiceError.invalid("locale", "not a BCP 47 locale (en, ru-RU)") }
+            let token = DeviceRules.normalized(input.token, platform: input.platform)
             let owned = try Int.fetchOne(
                 db.cachedStatement(sql: "SELECT count(*) FROM push_device WHERE user_id = ? AND app_id = ? AND token <> ?"),
-                arguments: [user, input.appId.rawValue, input.token]) ?? 0
+                arguments: [user, input.appId.rawValue, token]) ?? 0
             guard owned < DeviceRules.maxDevicesPerApp else {
                 throw ServiceError.conflict("at most \(DeviceRules.maxDevicesPerApp) devices per app: unregister one first", reason: "too_many_devices")
+            }
+            // A token that changes hands (another user, another app) takes nothing with it:
+            // what was queued for it, even held back by quiet hours, or given up, is the old
+            // owner's and goes.
+            let before = try Row.fetchOne(db.cachedStatement(sql: "SELECT user_id, app_id FROM push_device WHERE token = ?"), arguments: [token])
+            if let before, (before[0] as String) != user || (before[1] as String) != input.appId.rawValue {
+                try DeliveryOutbox.forget(db, destination: token)
             }
             try db.cachedStatement(sql: """
                 INSERT INTO push_device (token, user_id, app_id, platform, locale, registered_at) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (token) DO UPDATE SET user_id = excluded.user_id, app_id = excluded.app_id, platform = excluded.platform,
                     locale = excluded.locale, registered_at = excluded.registered_at, disabled_at = NULL, disabled_reason = NULL
-                """).execute(arguments: [input.token, user, input.appId.rawValue, input.platform.rawValue, input.locale, Instant.format(context.receivedAt)])
-            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM push_device WHERE token = ?"), arguments: [input.token]) else {
+                """).execute(arguments: [token, user, input.appId.rawValue, input.platform.rawValue, input.locale, Instant.format(context.receivedAt)])
+            guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM push_device WHERE token = ?"), arguments: [token]) else {
                 throw ServiceError.internal(ref: "device-vanished")
             }
             return Self.deviceView(row)
@@ -82,11 +90,15 @@ struct NotificationOperations: Sendable {
             response: .object(["removed": .boolean], required: ["removed"])
         ) { (context, input: TokenRequest, db: Database) -> JSONValue in
             let user = try context.requirePrincipal().userID
-            try db.cachedStatement(sql: "DELETE FROM push_device WHERE token = ? AND user_id = ?").execute(arguments: [input.token, user])
-            guard db.changesCount > 0 else { throw ServiceError.notFound("no such device of yours") }
-            // Nothing queued for it is sent any more.
-            try db.cachedStatement(sql: "DELETE FROM platform_delivery WHERE destination = ? AND channel = 'push' AND status = 'pending'")
-                .execute(arguments: [input.token])
+            let tokens = [input.token, DeviceRules.normalized(input.token, platform: .ios)]
+            var removed: String?
+            for token in Set(tokens) where removed == nil {
+                try db.cachedStatement(sql: "DELETE FROM push_device WHERE token = ? AND user_id = ?").execute(arguments: [token, user])
+                if db.changesCount > 0 { removed = token }
+            }
+            guard let removed else { throw ServiceError.notFound("no such device of yours") }
+            // Nothing queued for it is sent any more, and no dead letter can be retried to it.
+            try DeliveryOutbox.forget(db, destination: removed)
             return ["removed": true]
         }
     }
@@ -200,8 +212,8 @@ struct NotificationOperations: Sendable {
                 if wanted { preferences.disabled.remove(category) } else { preferences.disabled.insert(category) }
             }
             if let sound = input.sound {
-                if let name = sound, !name.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) {
-                    throw ServiceError.invalid("sound", "a sound name is letters, digits, '-', '_' and '.'")
+                if let name = sound, !DeviceRules.isPlausibleSound(name) {
+                    throw ServiceError.invalid("sound", "a sound name is ASCII letters, digits, '-', '_' and '.' (not starting with '.')")
                 }
                 preferences.sound = sound
             }
@@ -298,7 +310,7 @@ struct NotificationOperations: Sendable {
     var read: ServiceOperation {
         .write(
             "reminders.notifications.read",
-            summary: "Marks the caller's notifications read: the ids given, or `all` (of one app, or every app). Ids that are not the caller's are ignored.",
+            summary: "Marks the caller's notifications read: the ids given, or `all` (of one app, or every app). Ids that are not the caller's are ignored. Answers the unread count left (of `appId` when given).",
             auth: Self.user,
             request: .object(["ids": .array(of: .string(minLength: 1, maxLength: 300), maxItems: 100), "all": .boolean, "appId": Self.appSchema]),
             response: .object(["marked": .integer(minimum: 0), "unread": .integer(minimum: 0)], required: ["marked", "unread"])
@@ -320,7 +332,10 @@ struct NotificationOperations: Sendable {
                     marked += db.changesCount
                 }
             }
-            let unread = try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM notification WHERE user_id = ? AND read_at IS NULL"), arguments: [user]) ?? 0
+            let app = input.appId?.rawValue
+            let unread = try Int.fetchOne(
+                db.cachedStatement(sql: "SELECT count(*) FROM notification WHERE user_id = ? AND (? IS NULL OR app_id = ?) AND read_at IS NULL"),
+                arguments: [user, app, app]) ?? 0
             return ["marked": .integer(Int64(marked)), "unread": .integer(Int64(unread))]
         }
     }

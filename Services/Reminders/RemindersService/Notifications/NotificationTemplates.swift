@@ -18,34 +18,34 @@ struct NotificationTemplate: Sendable, Equatable, Codable {
     static func fill(_ text: String, _ values: [String: String]) -> String {
         guard text.contains("{") else { return text }
         var output = ""
-        var rest = Substring(text)
-        while let open = rest.firstIndex(of: "{") {
-            output += rest[..<open]
-            let after = rest[rest.index(after: open)...]
-            guard let close = after.firstIndex(of: "}"), after[..<close].allSatisfy({ $0.isLetter }) else {
-                output.append("{")
-                rest = after
-                continue
-            }
-            output += values[String(after[..<close])] ?? ""
-            rest = after[after.index(after: close)...]
-        }
-        output += rest
+        scan(text, literal: { output += $0 }, placeholder: { output += values[$0] ?? "" })
         return output
     }
 
-    /// The placeholders a text uses.
+    /// The placeholders a text uses, found exactly as ``fill(_:_:)`` finds them.
     static func placeholders(in text: String) -> Set<String> {
         var names: Set<String> = []
+        scan(text, literal: { _ in }, placeholder: { names.insert($0) })
+        return names
+    }
+
+    /// Walks `text`: `{name}` (one or more ASCII letters) is a placeholder; any other
+    /// brace is literal text.
+    private static func scan(_ text: String, literal: (Substring) -> Void, placeholder: (String) -> Void) {
         var rest = Substring(text)
         while let open = rest.firstIndex(of: "{") {
+            literal(rest[..<open])
             let after = rest[rest.index(after: open)...]
-            guard let close = after.firstIndex(of: "}") else { break }
-            let name = after[..<close]
-            if !name.isEmpty, name.allSatisfy({ $0.isLetter }) { names.insert(String(name)) }
-            rest = after[after.index(after: close)...]
+            let name = after.prefix { $0.isASCII && $0.isLetter }
+            guard !name.isEmpty, name.endIndex < after.endIndex, after[name.endIndex] == "}" else {
+                literal("{")
+                rest = after
+                continue
+            }
+            placeholder(String(name))
+            rest = after[after.index(after: name.endIndex)...]
         }
-        return names
+        literal(rest)
     }
 
     /// The languages templates are written in (English first).

@@ -6,9 +6,10 @@ enum NotificationsMigrations {
         migrator.registerMigration("reminders-3-notifications") { db in
             try db.execute(sql: """
                 -- A device's push token belongs to one user and app at a time: registering it
-                -- again moves it. Disabled when the push gateway calls it invalid.
+                -- again moves it. Disabled when the push gateway calls it invalid. Ids are never
+                -- reused (push ids are <notification>.<device id>).
                 CREATE TABLE push_device (
-                    id INTEGER PRIMARY KEY,
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
                     token TEXT NOT NULL UNIQUE,
                     user_id TEXT NOT NULL,
                     app_id TEXT NOT NULL,

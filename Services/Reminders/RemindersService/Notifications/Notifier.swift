@@ -95,7 +95,8 @@ enum Notifier {
             "alertStyle": .string(preferences.alertStyle.rawValue), "urgent": .bool(urgent),
         ]
         if let imageURL { payload["image"] = .string(imageURL) }
-        if let sound = sound ?? preferences.sound { payload["sound"] = .string(sound) }
+        // A reminder's own sound when it names one the app could ship, else the preference's.
+        if let sound = sound.flatMap({ DeviceRules.isPlausibleSound($0) ? $0 : nil }) ?? preferences.sound { payload["sound"] = .string(sound) }
         if !actions.isEmpty { payload["actions"] = .array(actions.map(JSONValue.string)) }
         if !data.isEmpty { payload["data"] = .object(data) }
         try outbox.enqueue(
@@ -149,9 +150,10 @@ enum Notifier {
             case .sent: counts[kind, default: (0, 0)].sent += 1
             case .dead:
                 counts[kind, default: (0, 0)].failed += 1
+                // The registration the push was for, not one the token has moved to since.
                 if result.permanent {
-                    try db.cachedStatement(sql: "UPDATE push_device SET disabled_at = ?, disabled_reason = ? WHERE token = ? AND disabled_at IS NULL")
-                        .execute(arguments: [Instant.format(now), result.reason, result.message.destination])
+                    try db.cachedStatement(sql: "UPDATE push_device SET disabled_at = ?, disabled_reason = ? WHERE token = ? AND app_id = ? AND disabled_at IS NULL")
+                        .execute(arguments: [Instant.format(now), result.reason, result.message.destination, result.message.payload["app"]?.stringValue ?? ""])
                 }
             case .retrying: break
             }

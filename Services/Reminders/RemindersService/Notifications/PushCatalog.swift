@@ -142,6 +142,22 @@ enum DeviceRules {
         }
     }
 
+    /// The form a token is kept in: APNs tokens are hex, and iOS sends them in either
+    /// case (one phone, one row); FCM tokens are case-sensitive and kept as sent.
+    static func normalized(_ token: String, platform: DevicePlatform) -> String {
+        guard platform == .ios, token.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x46).contains($0) || (0x61...0x66).contains($0) }) else {
+            return token
+        }
+        return token.lowercased()
+    }
+
+    /// A sound name a device can play from its bundle: ASCII letters, digits, `-`, `_`
+    /// and `.`, at most 64, not starting with `.`.
+    static func isPlausibleSound(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 64 && !name.hasPrefix(".")
+            && name.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E }
+    }
+
     /// The template language of a locale: `ru` for `ru-RU`, else English.
     static func language(of locale: String?) -> String {
         guard let locale, locale.lowercased().hasPrefix("ru") else { return "en" }
