@@ -155,4 +155,29 @@ struct NotificationSourcesTests {
         let due = try fixture.pool.read { db in try DeliveryQueue.due(db, nowMs: Instant.milliseconds(Date()) + 10, limit: 3) }
         #expect(due.map(\.id) == ["urgent", "normal", "bulk-0"])
     }
+
+    @Test("history older than 90 days is pruned daily; newer stays; the timer is set again")
+    func pruning() throws {
+        let fixture = try Fixture()
+        let now = Date()
+        try fixture.pool.write { db in
+            for (id, age) in [("old", 91.0), ("new", 89.0)] {
+                try db.execute(
+                    sql: """
+                        INSERT INTO notification (id, user_id, app_id, kind, title, body, data, urgent, devices, created_ms, deliver_ms)
+                        VALUES (?, 'ann', 'goals', 'goals.accepted', 't', 'b', '{}', 0, 1, ?, ?)
+                        """, arguments: [id, Instant.milliseconds(now.addingTimeInterval(-age * 86_400)), 0])
+            }
+        }
+        try NotificationHistoryPruning.arm(fixture.pool)
+        try NotificationHistoryPruning.arm(fixture.pool)
+        #expect(try fixture.timers(NotificationHistoryPruning.timerKind).count == 1)
+        try fixture.pool.write { db in
+            try db.execute(sql: "DELETE FROM platform_timer")
+            try NotificationHistoryPruning.handler.run(db, FiredTimer(id: 1, kind: NotificationHistoryPruning.timerKind, key: "daily", dueAt: now, firedAt: now))
+        }
+        #expect(try fixture.pool.read { db in try String.fetchAll(db, sql: "SELECT id FROM notification") } == ["new"])
+        let next = try #require(try fixture.timers(NotificationHistoryPruning.timerKind).first)
+        #expect(abs(Double(next.dueMs) / 1_000 - now.addingTimeInterval(86_400).timeIntervalSince1970) < 1)
+    }
 }

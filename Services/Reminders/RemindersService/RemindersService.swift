@@ -56,6 +56,7 @@ public enum RemindersService {
             events: RemindersEvents.descriptions,
             subscriptions: [AccountEvents.subscription] + NotificationSources.subscriptions,
             migrations: { RemindersMigrations.register(in: &$0) },
+            prepare: { pool in try NotificationHistoryPruning.arm(pool) },
             workers: { pool, logger in
                 [
                     DeliveryWorker(
@@ -65,7 +66,7 @@ public enum RemindersService {
             },
             timers: [
                 ReminderScheduler.handler, ReminderScheduler.snoozeHandler, SubscriptionOperations.topUpHandler, FollowClock.handler,
-                NotificationSources.bookingSoonHandler, Broadcasts.handler,
+                NotificationSources.bookingSoonHandler, Broadcasts.handler, NotificationHistoryPruning.handler,
             ])
     }
 }

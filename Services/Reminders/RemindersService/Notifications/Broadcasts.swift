@@ -104,3 +104,27 @@ enum Broadcasts {
             metadata: ["broadcast": "\(id)", "devices": "\(rows.count)", "finished": "\(finished)", "ms": "\((ContinuousClock.now - started).wholeMilliseconds)"])
     }
 }
+
+/// Keeps notification history bounded: once a day, on a durable timer, entries older
+/// than 90 days go, with finished broadcasts of that age and daily counts older than
+/// 400 days.
+enum NotificationHistoryPruning {
+    static let timerKind = "notifications.prune"
+    static let keep: TimeInterval = 90 * 86_400
+
+    /// Sets the daily timer (at start-up; the same key, so never twice).
+    static func arm(_ pool: DatabasePool) throws {
+        try pool.write { db in
+            let pending = try Bool.fetchOne(db, sql: "SELECT 1 FROM platform_timer WHERE kind = ? AND key = 'daily'", arguments: [timerKind]) ?? false
+            if !pending { try DurableTimers.schedule(db, kind: timerKind, at: Date().addingTimeInterval(3_600), key: "daily") }
+        }
+    }
+
+    static let handler = TimerHandler(kind: timerKind) { db, timer in
+        let cutoff = timer.firedAt.addingTimeInterval(-keep)
+        try db.execute(sql: "DELETE FROM notification WHERE created_ms < ?", arguments: [Instant.milliseconds(cutoff)])
+        try db.execute(sql: "DELETE FROM push_broadcast WHERE finished_at IS NOT NULL AND finished_at < ?", arguments: [Instant.format(cutoff)])
+        try db.execute(sql: "DELETE FROM push_daily WHERE day < ?", arguments: [String(Instant.format(timer.firedAt.addingTimeInterval(-400 * 86_400)).prefix(10))])
+        try DurableTimers.schedule(db, kind: timerKind, at: timer.firedAt.addingTimeInterval(86_400), key: "daily")
+    }
+}
