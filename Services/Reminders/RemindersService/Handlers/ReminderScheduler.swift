@@ -67,7 +67,7 @@ enum ReminderScheduler {
         while published < 100, let point = row.content.alerts.next(in: series, after: cursor, isDone: { timing.isDone($0, doneThrough: doneThrough) }),
             point.at <= horizon
         {
-            try publish(db, row, point: point, now: now, late: timer.late || now.timeIntervalSince(point.at) > lateAfter)
+            try publish(db, row, point: point, now: now, late: timer.late || now.timeIntervalSince(point.at) > lateAfter, clock: clock)
             cursor = point.at
             published += 1
         }
@@ -77,7 +77,7 @@ enum ReminderScheduler {
     }
 
     /// Publishes one alert: a `fired_alert` row (the id a snooze names) and `reminders.due`.
-    static func publish(_ db: Database, _ row: ReminderRow, point: AlertPoint, now: Date, late: Bool) throws {
+    static func publish(_ db: Database, _ row: ReminderRow, point: AlertPoint, now: Date, late: Bool, clock: UserClock) throws {
         let alertID = RecordID.make(prefix: "alr", at: now)
         let local = row.content.timing.wireText(point.occurrence)
         try db.cachedStatement(sql: """
@@ -92,7 +92,7 @@ enum ReminderScheduler {
         case .repeated(let number): kind = .repeated(number)
         }
         try RemindersEvents.due(db, row, alertID: alertID, occurrenceLocal: local, occurrence: point.occurrence.instant, at: point.at, now: now, late: late, kind: kind)
-        try NotificationSources.reminderDue(db, row, alertID: alertID, occurrenceLocal: local, now: now)
+        try NotificationSources.reminderDue(db, row, alertID: alertID, occurrenceLocal: local, now: now, clock: clock)
     }
 
     /// A snoozed alert comes again, unless its reminder was deleted, completed or that
@@ -110,6 +110,7 @@ enum ReminderScheduler {
             late: timer.late, kind: .snooze)
         // The snoozed alert's push is a new notification (its first one was already read).
         try NotificationSources.reminderDue(
-            db, row, alertID: alertID, occurrenceLocal: local, now: timer.firedAt, again: "snooze.\(Instant.milliseconds(timer.dueAt))")
+            db, row, alertID: alertID, occurrenceLocal: local, now: timer.firedAt, clock: try UserClock.load(db, user: row.userID),
+            again: "snooze.\(Instant.milliseconds(timer.dueAt))")
     }
 }

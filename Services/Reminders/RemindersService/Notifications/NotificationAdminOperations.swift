@@ -68,6 +68,7 @@ struct NotificationAdminOperations: Sendable {
         ) { (context, input: TemplateRequest, db: Database) -> JSONValue in
             let admin = try context.requirePrincipal().userID
             guard let kind = PushKind(rawValue: input.kind), kind != .announcement else { throw ServiceError.invalid("kind", "not a templated kind") }
+            Notifier.forgetTemplates(db)
             if input.reset == true {
                 guard input.title == nil, input.text == nil else { throw ServiceError.invalid("reset", "reset takes no title or text") }
                 try db.execute(sql: "DELETE FROM push_template WHERE kind = ? AND language = ?", arguments: [kind.rawValue, input.language])

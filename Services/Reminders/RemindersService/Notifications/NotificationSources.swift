@@ -191,7 +191,9 @@ enum NotificationSources {
     /// Reminder app's, or the fitness assistant's for the training schedule. A reminder
     /// of high importance is urgent (it ignores quiet hours); its actions are snooze and done.
     /// (`again` tells a snoozed alert's push from its first.)
-    static func reminderDue(_ db: Database, _ row: ReminderRow, alertID: String, occurrenceLocal: String, now: Date, again: String? = nil) throws {
+    static func reminderDue(
+        _ db: Database, _ row: ReminderRow, alertID: String, occurrenceLocal: String, now: Date, clock: UserClock, again: String? = nil
+    ) throws {
         let content = row.content
         let workout = content.category == .workout
         var data: [String: JSONValue] = ["reminderId": .string(row.id), "alertId": .string(alertID), "occurrence": .string(occurrenceLocal)]
@@ -204,6 +206,6 @@ enum NotificationSources {
                 values: ["title": content.title, "when": workout ? String(when.suffix(5)) : when], urgent: content.importance == .high, data: data,
                 imageURL: content.imageID.map { "\(Notifier.publicURL)/v1/media/reminders/\($0)" },
                 sound: content.notificationKind == .vibration ? nil : content.sound, actions: ["snooze", "done"]),
-            now: now)
+            now: now, clock: clock)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Platform
+import Synchronization
 
 /// A notification to make for one user in one app.
 struct Notice: Sendable {
@@ -23,8 +24,8 @@ struct Notice: Sendable {
     var actions: [String] = []
 }
 
-/// Turns notices into pushes: one history row per user and app, one outbox message per
-/// enabled device of that app, each in the device's language, held back by quiet hours
+/// Turns notices into pushes: one history row per user and app (for users with an enabled
+/// device of that app), one outbox message per enabled device of that app, each in the device's language, held back by quiet hours
 /// unless urgent, all in the caller's transaction (the event's or the timer's: exactly
 /// once). The ``DeliveryWorker`` sends them after the commit.
 enum Notifier {
@@ -48,18 +49,22 @@ enum Notifier {
     }
 
     /// Makes `notice` for its user's devices of its app; returns the number of pushes queued.
+    /// (`clock`: the user's, when the caller has it already.)
     @discardableResult
-    static func notify(_ db: Database, _ notice: Notice, now: Date) throws -> Int {
-        let preferences = try loadPreferences(db, user: notice.user, app: notice.app)
-        guard preferences.wants(notice.kind) else { return 0 }
+    static func notify(_ db: Database, _ notice: Notice, now: Date, clock known: UserClock? = nil) throws -> Int {
+        // Nothing for someone with no device of the app (a burst of 10,000 alerts of users
+        // who never registered one costs one lookup each).
         let devices = try Row.fetchAll(
             db.cachedStatement(sql: """
                 SELECT id, token, platform, locale FROM push_device WHERE user_id = ? AND app_id = ? AND disabled_at IS NULL ORDER BY id
                 """), arguments: [notice.user, notice.app.rawValue]
         ).map { Device(id: $0[0], token: $0[1], platform: $0[2], locale: $0[3]) }
-        let clock = try UserClock.load(db, user: notice.user)
+        guard !devices.isEmpty else { return 0 }
+        let preferences = try loadPreferences(db, user: notice.user, app: notice.app)
+        guard preferences.wants(notice.kind) else { return 0 }
+        let clock = try known ?? UserClock.load(db, user: notice.user)
         let release = notice.urgent ? nil : preferences.quietHours?.release(after: now, in: clock.zone)
-        let language = devices.first.map { DeviceRules.language(of: $0.locale) } ?? DeviceRules.language(of: clock.language)
+        let language = DeviceRules.language(of: devices[0].locale)
         let words = try render(db, notice.kind, language: language, values: notice.values)
         try db.cachedStatement(sql: """
             INSERT INTO notification (id, user_id, app_id, kind, title, body, image_url, data, urgent, devices, created_ms, deliver_ms)
@@ -106,10 +111,29 @@ enum Notifier {
     /// A kind's words in `language`: the admins' template, else the shipped one.
     static func render(_ db: Database, _ kind: PushKind, language: String, values: [String: String]) throws -> (title: String, body: String) {
         if kind == .announcement { return (values["title"] ?? "", values["body"] ?? "") }
+        return try template(db, kind, language: language).render(values)
+    }
+
+    /// Templates as last read (a burst of alerts renders the same few thousands of
+    /// times). Rendering happens in write transactions (an event's, a timer's), which
+    /// SQLite runs one at a time, so an admin's change, which empties the cache when its
+    /// transaction ends, is never raced by a render.
+    private static let templates = Mutex<[String: NotificationTemplate]>([:])
+
+    static func template(_ db: Database, _ kind: PushKind, language: String) throws -> NotificationTemplate {
+        let key = "\(kind.rawValue)|\(language)"
+        if let cached = templates.withLock({ $0[key] }) { return cached }
         let stored = try Row.fetchOne(
             db.cachedStatement(sql: "SELECT title, body FROM push_template WHERE kind = ? AND language = ?"), arguments: [kind.rawValue, language])
         let template = stored.map { NotificationTemplate(title: $0[0], body: $0[1]) } ?? NotificationTemplate.standard(kind, language: language)
-        return template.render(values)
+        templates.withLock { $0[key] = template }
+        return template
+    }
+
+    /// Called by a transaction that changes templates: the cache is emptied when it ends.
+    static func forgetTemplates(_ db: Database) {
+        let reset: @Sendable (Database) -> Void = { _ in templates.withLock { $0.removeAll() } }
+        db.afterNextTransaction(onCommit: reset, onRollback: reset)
     }
 
     /// Adds to the day's counts of `kind`.
