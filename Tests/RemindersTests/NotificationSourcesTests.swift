@@ -102,13 +102,41 @@ struct NotificationSourcesTests {
         let fixture = try Fixture()
         try fixture.device("sam-goals-token-0000001", user: "sam", app: .goals)
         var seq: Int64 = 0
-        for percent in [10, 30, 40, 55, 52, 80, 95] {
+        for percent in [10, 30, 40, 55, 52, 100] {
             seq += 1
             try fixture.apply(
                 NotificationSources.goals, seq, "goals.progress.changed",
                 ["goalId": "g1", "recipientId": "rita", "typeId": "marathon", "state": "active", "progress": .integer(Int64(percent)), "sponsorIds": ["sam"]])
         }
-        #expect(try fixture.pushes().map { $0.payload["title"]?.stringValue ?? "" } == ["Goal progress: 25%", "Goal progress: 50%", "Goal progress: 75%"])
+        // Straight from 52 to 100: no 75 % notice, the completion says it.
+        #expect(try fixture.pushes().map { $0.payload["title"]?.stringValue ?? "" } == ["Goal progress: 25%", "Goal progress: 50%"])
+    }
+
+    @Test("a like or a check toggled back and forth tells once; a blank broadcast reaches nobody")
+    func togglesAndBlanks() throws {
+        let fixture = try Fixture()
+        try fixture.device("sam-goals-token-0000001", user: "sam", app: .goals)
+        var seq: Int64 = 0
+        for _ in 0..<3 {
+            seq += 1
+            try fixture.apply(NotificationSources.goals, seq, "goals.comment.liked", ["entryId": 5, "goalId": "g1", "authorId": "sam", "byId": "rita"])
+            seq += 1
+            try fixture.apply(
+                NotificationSources.goals, seq, "goals.item.checked",
+                ["goalId": "g1", "itemId": "i1", "recipientId": "rita", "sponsorIds": ["sam"], "kind": "workout", "text": "Run", "done": true])
+            seq += 1
+            try fixture.apply(
+                NotificationSources.goals, seq, "goals.item.unchecked",
+                ["goalId": "g1", "itemId": "i1", "recipientId": "rita", "sponsorIds": ["sam"], "kind": "workout", "text": "Run", "done": false])
+        }
+        #expect(try fixture.pushes().map(\.kind) == ["goals.comment.liked", "goals.item.checked", "goals.item.unchecked"])
+        for (title, text) in [("\u{3000}", "text"), ("Title", "\u{200B}\n\t")] {
+            seq += 1
+            try fixture.apply(
+                NotificationSources.goals, seq, "goals.broadcast",
+                ["broadcastId": .string("bcs_\(seq)"), "title": .string(title), "text": .string(text), "audience": "everyone", "kind": "news"])
+        }
+        #expect(try fixture.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM push_broadcast") } == 0)
     }
 
     @Test("a category switched off makes nothing; quiet hours hold a push until they end; account notices always go")

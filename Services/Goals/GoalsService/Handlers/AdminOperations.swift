@@ -239,6 +239,11 @@ struct AdminOperations: Sendable {
             response: .object(["broadcastId": .string(), "userIds": .integer(minimum: 0)], required: ["broadcastId"])
         ) { (context, input: BroadcastRequest, db: Database) -> JSONValue in
             let admin = try context.requirePrincipal().userID
+            // A push that shows nothing must not reach every device.
+            for (field, value) in [("title", input.title), ("text", input.text)]
+            where value.unicodeScalars.allSatisfy({ $0.properties.isWhitespace || $0.properties.isDefaultIgnorableCodePoint }) {
+                throw ServiceError.invalid(field, "must not be blank")
+            }
             var data: [String: JSONValue] = [
                 "title": .string(input.title), "text": .string(input.text), "audience": .string(input.audience), "kind": .string(input.kind ?? "news"),
             ]

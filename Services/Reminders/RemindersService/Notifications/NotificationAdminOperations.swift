@@ -74,7 +74,7 @@ struct NotificationAdminOperations: Sendable {
                 try db.execute(sql: "DELETE FROM push_template WHERE kind = ? AND language = ?", arguments: [kind.rawValue, input.language])
             } else {
                 guard let title = input.title, let text = input.text else { throw ServiceError.invalid("text", "send title and text, or reset: true") }
-                for (field, value) in [("title", title), ("text", text)] where value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                for (field, value) in [("title", title), ("text", text)] where NotificationTemplate.isBlank(value) {
                     throw ServiceError.invalid(field, "must not be blank")
                 }
                 for (field, value) in [("title", title), ("text", text)] {
@@ -122,7 +122,7 @@ struct NotificationAdminOperations: Sendable {
                 required: ["broadcastId", "devices"])
         ) { (context, input: BroadcastRequest, db: Database) -> JSONValue in
             let admin = try context.requirePrincipal().userID
-            for (field, value) in [("title", input.title), ("text", input.text)] where value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            for (field, value) in [("title", input.title), ("text", input.text)] where NotificationTemplate.isBlank(value) {
                 throw ServiceError.invalid(field, "must not be blank")
             }
             try MediaCatalog.requireUpload(db, input.imageId, field: "imageId")

@@ -38,9 +38,12 @@ enum NotificationSources {
         let goalID = text(event, "goalId")
         var data: [String: JSONValue] = [:]
         if let goalID { data["goalId"] = .string(goalID) }
-        func tell(_ users: [String], _ kind: PushKind, _ values: [String: String] = [:]) throws {
+        // `once`: a notification id of the fact rather than of the event, so toggling a
+        // like or a check back and forth tells nobody twice.
+        func tell(_ users: [String], _ kind: PushKind, _ values: [String: String] = [:], once: String? = nil) throws {
             for (index, user) in users.enumerated() {
-                try Notifier.notify(db, Notice(id: id(event, index), user: user, app: .goals, kind: kind, values: values, data: data), now: now)
+                try Notifier.notify(
+                    db, Notice(id: once.map { "ntf.goals.\($0)" } ?? id(event, index), user: user, app: .goals, kind: kind, values: values, data: data), now: now)
             }
         }
         let sponsors = event.data["sponsorIds"]?.arrayValue?.compactMap(\.stringValue) ?? []
@@ -53,16 +56,20 @@ enum NotificationSources {
                 ["reward": reward(event.data["reward"])])
         case "goals.item.checked", "goals.item.unchecked":
             data["itemId"] = event.data["itemId"]
-            try tell(sponsors, event.type == "goals.item.checked" ? .itemChecked : .itemUnchecked, ["item": text(event, "text") ?? ""])
+            let checked = event.type == "goals.item.checked"
+            try tell(
+                sponsors, checked ? .itemChecked : .itemUnchecked, ["item": text(event, "text") ?? ""],
+                once: text(event, "itemId").map { "item.\($0).\(checked ? "checked" : "unchecked")" })
         case "goals.comment.added":
             data["entryId"] = event.data["entryId"]
             try tell([text(event, "toId")].compactMap { $0 }, .commentAdded)
         case "goals.comment.liked":
             data["entryId"] = event.data["entryId"]
-            try tell([text(event, "authorId")].compactMap { $0 }, .commentLiked)
+            let entry = event.data["entryId"]?.integerValue.map(String.init)
+            try tell([text(event, "authorId")].compactMap { $0 }, .commentLiked, once: entry.map { "liked.\($0).\(text(event, "byId") ?? "")" })
         case "goals.progress.changed":
             // Sponsors hear of each quarter passed (25, 50, 75 %); 100 % is goals.completed.
-            guard let goalID, let progress = event.data["progress"]?.integerValue.map(Int.init) else { return }
+            guard let goalID, let progress = event.data["progress"]?.integerValue.map(Int.init), progress < 100 else { return }
             let milestone = min(75, progress / 25 * 25)
             let told = try Int.fetchOne(db.cachedStatement(sql: "SELECT milestone FROM push_goal_milestone WHERE goal_id = ?"), arguments: [goalID]) ?? 0
             guard milestone > told else { return }
@@ -73,10 +80,13 @@ enum NotificationSources {
             try tell([text(event, "recipientId")].compactMap { $0 } + sponsors, .goalCompleted)
         case "goals.broadcast":
             guard let broadcastID = text(event, "broadcastId") else { return }
+            // Nothing blank goes to every device (goals refuses it too).
+            guard let title = text(event, "title"), let body = text(event, "text"), !NotificationTemplate.isBlank(title), !NotificationTemplate.isBlank(body)
+            else { return }
             let kind = BroadcastKind(rawValue: text(event, "kind") ?? "") ?? .news
             let userIDs = event.data["userIds"]?.arrayValue?.compactMap(\.stringValue)
             try Broadcasts.start(
-                db, id: "goals.\(broadcastID)", app: .goals, kind: kind, title: text(event, "title") ?? "", body: text(event, "text") ?? "", imageURL: nil,
+                db, id: broadcastID, app: .goals, kind: kind, title: title, body: body, imageURL: nil,
                 audience: text(event, "audience") ?? "everyone", role: text(event, "role"), userIDs: userIDs, by: "goals", now: now)
         default:
             break
@@ -149,8 +159,9 @@ enum NotificationSources {
             ? Notice(
                 id: id(event), user: user, app: .buckstash, kind: .installmentDue,
                 values: ["plan": name, "amount": money(event.data["amount"]), "date": text(event, "date") ?? ""], data: ["planId": .string(plan)])
+            // Congratulated once per plan, however often a deposit is undone and made again.
             : Notice(
-                id: id(event), user: user, app: .buckstash, kind: .planCompleted, values: ["plan": name, "target": money(event.data["target"])],
+                id: "ntf.savings.completed.\(plan)", user: user, app: .buckstash, kind: .planCompleted, values: ["plan": name, "target": money(event.data["target"])],
                 data: ["planId": .string(plan)])
         try Notifier.notify(db, notice, now: Date())
     }
@@ -179,7 +190,9 @@ enum NotificationSources {
                     db,
                     Notice(
                         id: id(event, index), user: user, app: app, kind: signedIn ? .signedIn : .contactChanged,
-                        values: signedIn ? ["method": text(event, "method") ?? ""] : ["field": text(event, "field") ?? ""]),
+                        values: signedIn ? ["method": text(event, "method") ?? ""] : ["field": text(event, "field") ?? ""],
+                        // Security notices are not held by quiet hours: they matter now or never.
+                        urgent: true),
                     now: Date())
             }
         }

@@ -48,6 +48,11 @@ struct NotificationTemplate: Sendable, Equatable, Codable {
         literal(rest)
     }
 
+    /// Whether a text shows nothing (spaces, line breaks, zero-width and ideographic spaces).
+    static func isBlank(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { $0.properties.isWhitespace || $0.properties.isDefaultIgnorableCodePoint }
+    }
+
     /// The languages templates are written in (English first).
     static let languages = ["en", "ru"]
 
@@ -76,7 +81,7 @@ struct NotificationTemplate: Sendable, Equatable, Codable {
         case .itemChecked: return t(("Progress on a goal", "Done: {item}"), ("Прогресс по цели", "Выполнено: {item}"))
         case .itemUnchecked: return t(("A plan item was unchecked", "Not done after all: {item}"), ("Отметка снята", "Всё-таки не выполнено: {item}"))
         case .commentAdded: return t(("New comment", "You have a new comment on a goal."), ("Новый комментарий", "У вас новый комментарий к цели."))
-        case .commentLiked: return t(("Your comment was liked", "A sponsor liked your comment ❤"), ("Вашему комментарию поставили ❤", "Спонсору понравился ваш комментарий."))
+        case .commentLiked: return t(("Your comment was liked", "Your comment on a goal got a ❤"), ("Вашему комментарию поставили ❤", "Ваш комментарий к цели понравился."))
         case .goalProgress: return t(("Goal progress: {percent}%", "A goal you follow reached {percent}%."), ("Прогресс цели: {percent}%", "Цель, за которой вы следите, выполнена на {percent}%."))
         case .goalCompleted: return t(("Goal completed!", "A goal reached 100%. Congratulations!"), ("Цель достигнута!", "Цель выполнена на 100%. Поздравляем!"))
         case .bookingCreated: return t(("Booking confirmed", "{cable}, {date} at {time}."), ("Бронь подтверждена", "{cable}, {date} в {time}."))
@@ -85,8 +90,8 @@ struct NotificationTemplate: Sendable, Equatable, Codable {
                 ("Парк отменил вашу бронь", "{cable}, {date} в {time}: отменено, оплата возвращена полностью."))
         case .bookingSoon: return t(("Your session starts in 2 hours", "{cable} at {time}."), ("Тренировка через 2 часа", "{cable} в {time}."))
         case .bookingSanction:
-            return t(("Late cancellation", "Your booking of {date} at {time} counts under the cancellation rules."),
-                ("Поздняя отмена", "Бронь на {date} в {time} учтена по правилам отмены."))
+            return t(("Booking counted under the rules", "Your booking of {date} at {time} was cancelled late or missed: it counts under the cancellation rules."),
+                ("Бронь учтена по правилам", "Бронь на {date} в {time} отменена поздно или пропущена: она учтена по правилам отмены."))
         case .installmentDue: return t(("Time to save", "Put aside {amount} for “{plan}” today."), ("Пора откладывать", "Отложите сегодня {amount} на «{plan}»."))
         case .planCompleted: return t(("Target reached!", "“{plan}” reached {target}. Well done!"), ("Цель достигнута!", "«{plan}»: накоплено {target}. Отлично!"))
         case .signedIn:
