@@ -501,6 +501,12 @@ struct GoalsFlowTests {
             #expect(stats["days"]?[1]?["goalsCreated"] == 2 && stats["days"]?[1]?["activeRecipients"] == 2)
             let broadcast = try await Self.ok(goals, "goals.admin.broadcast", ["title": "News", "text": "New plans!", "audience": "sponsor_group", "groupId": "insurers"], as: Self.admin)
             #expect(broadcast["userIds"] == 1)
+            // A push that would show nothing reaches nobody.
+            for (title, text) in [("\u{3000}", "New plans!"), ("News", "\u{200B}\n\t")] {
+                let blank = try await goals.call(
+                    "goals.admin.broadcast", data: ["title": .string(title), "text": .string(text), "audience": "everyone"], as: Self.admin)
+                #expect(blank.error?.code == .validationFailed, "\(title) / \(text)")
+            }
             let event = try await goals.runtime.pool.read { db in
                 try String.fetchOne(db, sql: "SELECT data FROM platform_event WHERE type = 'goals.broadcast'")
             }

@@ -232,18 +232,15 @@ struct AdminOperations: Sendable {
             auth: GoalOperations.admin,
             request: .object(
                 [
-                    "title": .string(minLength: 1, maxLength: 100), "text": .text(minLength: 1, maxLength: 1_000),
+                    "title": .name(maxLength: 100), "text": .text(minLength: 1, maxLength: 1_000),
                     "audience": .oneOf(["everyone", "role", "sponsor_group"]), "role": .oneOf(["recipient", "sponsor", "staff", "admin"]),
                     "groupId": GoalOperations.id, "kind": .oneOf(Self.broadcastKinds),
                 ], required: ["title", "text", "audience"]),
             response: .object(["broadcastId": .string(), "userIds": .integer(minimum: 0)], required: ["broadcastId"])
         ) { (context, input: BroadcastRequest, db: Database) -> JSONValue in
             let admin = try context.requirePrincipal().userID
-            // A push that shows nothing must not reach every device.
-            for (field, value) in [("title", input.title), ("text", input.text)]
-            where value.unicodeScalars.allSatisfy({ $0.properties.isWhitespace || $0.properties.isDefaultIgnorableCodePoint }) {
-                throw ServiceError.invalid(field, "must not be blank")
-            }
+            // A push that shows nothing must not reach every device (the title is a `name`).
+            guard Formats.isName(input.text) else { throw ServiceError.invalid("text", "must show something") }
             var data: [String: JSONValue] = [
                 "title": .string(input.title), "text": .string(input.text), "audience": .string(input.audience), "kind": .string(input.kind ?? "news"),
             ]

@@ -56,7 +56,7 @@ enum Broadcasts {
         // Devices of the app, enabled, whose user has not switched announcements off.
         let rows = try Row.fetchAll(
             db.cachedStatement(sql: """
-                SELECT d.id, d.token, d.platform, d.locale, d.user_id, p.sound, p.vibration, p.alert_style, p.quiet_start, p.quiet_end
+                SELECT d.id, d.token, d.platform, d.locale, d.user_id, \(Notifier.preferenceColumns("p"))
                 FROM push_device AS d LEFT JOIN push_preference AS p ON p.user_id = d.user_id AND p.app_id = d.app_id
                 WHERE d.app_id = ? AND d.id > ? AND d.disabled_at IS NULL \(audienceFilter)
                   AND (p.disabled IS NULL OR instr(',' || p.disabled || ',', ',announcements,') = 0)
@@ -64,29 +64,18 @@ enum Broadcasts {
                 """), arguments: arguments)
         let title: String = broadcast["title"], body: String = broadcast["body"], imageURL: String? = broadcast["image_url"]
         let data: [String: JSONValue] = ["broadcastId": .string(id), "broadcastKind": .string(broadcast["broadcast_kind"])]
+        let dataText = String(decoding: JSONValue.object(data).serialized, as: UTF8.self)
+        // One history entry per user, however many devices they have; one id for all, so
+        // pushes of the same content share one request to the gateway.
+        let notificationID = "ntf.\(id)"
         var users: Set<String> = []
         for row in rows {
             let user: String = row[4]
-            var preferences = NotificationPreferences()
-            if let vibration = row[6] as Bool? {
-                preferences.sound = row[5]
-                preferences.vibration = vibration
-                preferences.alertStyle = NotificationPreferences.AlertStyle(rawValue: row[7]) ?? .banner
-            }
-            var release: Date?
-            if let start = (row[8] as String?).flatMap(LocalTime.init), let end = (row[9] as String?).flatMap(LocalTime.init) {
-                release = QuietHours(start: start, end: end).release(after: now, in: try UserClock.load(db, user: user).zone)
-            }
-            // One history entry per user, however many devices they have; one id for all,
-            // so pushes of the same content share one request to the gateway.
-            let notificationID = "ntf.\(id)"
-            try db.cachedStatement(sql: """
-                INSERT INTO notification (id, user_id, app_id, kind, title, body, image_url, data, urgent, devices, created_ms, deliver_ms)
-                VALUES (?, ?, ?, 'announcement', ?, ?, ?, ?, 0, 1, ?, ?) ON CONFLICT (user_id, id) DO UPDATE SET devices = devices + 1
-                """).execute(arguments: [
-                    notificationID, user, app.rawValue, title, body, imageURL, String(decoding: JSONValue.object(data).serialized, as: UTF8.self),
-                    Instant.milliseconds(now), Instant.milliseconds(release ?? now),
-                ])
+            let preferences = Notifier.preferences(row, from: 5)
+            let release = try preferences.quietHours.flatMap { try $0.release(after: now, in: UserClock.load(db, user: user).zone) }
+            try Notifier.recordHistory(
+                db, id: notificationID, user: user, app: app, kind: .announcement, title: title, body: body, imageURL: imageURL, data: dataText,
+                urgent: false, devices: 1, now: now, release: release, countingDevices: true)
             users.insert(user)
             try Notifier.enqueue(
                 db, notificationID: notificationID, device: Notifier.Device(id: row[0], token: row[1], platform: row[2], locale: row[3]), app: app,

@@ -61,7 +61,7 @@ struct NotificationAdminOperations: Sendable {
             request: .object(
                 [
                     "kind": .oneOf(PushKind.templated.map(\.rawValue)), "language": .oneOf(NotificationTemplate.languages),
-                    "title": .string(minLength: 1, maxLength: NotificationTemplate.maxTitle), "text": .text(minLength: 1, maxLength: NotificationTemplate.maxBody),
+                    "title": .name(maxLength: NotificationTemplate.maxTitle), "text": .text(minLength: 1, maxLength: NotificationTemplate.maxBody),
                     "reset": .boolean,
                 ], required: ["kind", "language"]),
             response: Self.templateSchema
@@ -74,9 +74,7 @@ struct NotificationAdminOperations: Sendable {
                 try db.execute(sql: "DELETE FROM push_template WHERE kind = ? AND language = ?", arguments: [kind.rawValue, input.language])
             } else {
                 guard let title = input.title, let text = input.text else { throw ServiceError.invalid("text", "send title and text, or reset: true") }
-                for (field, value) in [("title", title), ("text", text)] where NotificationTemplate.isBlank(value) {
-                    throw ServiceError.invalid(field, "must not be blank")
-                }
+                guard Formats.isName(text) else { throw ServiceError.invalid("text", "must show something") }
                 for (field, value) in [("title", title), ("text", text)] {
                     let unknown = NotificationTemplate.placeholders(in: value).subtracting(kind.placeholders)
                     if let name = unknown.sorted().first {
@@ -114,7 +112,7 @@ struct NotificationAdminOperations: Sendable {
             request: .object(
                 [
                     "appId": NotificationOperations.appSchema, "kind": .oneOf(BroadcastKind.allCases.map(\.rawValue)),
-                    "title": .string(minLength: 1, maxLength: NotificationTemplate.maxTitle), "text": .text(minLength: 1, maxLength: NotificationTemplate.maxBody),
+                    "title": .name(maxLength: NotificationTemplate.maxTitle), "text": .text(minLength: 1, maxLength: NotificationTemplate.maxBody),
                     "imageId": JSONSchema.string(minLength: 1, maxLength: 100).described("an image of reminders' media, sent as its URL through the edge"),
                     "role": .oneOf(["recipient", "sponsor", "staff", "admin"]),
                 ], required: ["appId", "title", "text"]),
@@ -122,9 +120,7 @@ struct NotificationAdminOperations: Sendable {
                 required: ["broadcastId", "devices"])
         ) { (context, input: BroadcastRequest, db: Database) -> JSONValue in
             let admin = try context.requirePrincipal().userID
-            for (field, value) in [("title", input.title), ("text", input.text)] where NotificationTemplate.isBlank(value) {
-                throw ServiceError.invalid(field, "must not be blank")
-            }
+            guard Formats.isName(input.text) else { throw ServiceError.invalid("text", "must show something") }
             try MediaCatalog.requireUpload(db, input.imageId, field: "imageId")
             let id = RecordID.make(prefix: "bcs", at: context.receivedAt)
             try Broadcasts.start(

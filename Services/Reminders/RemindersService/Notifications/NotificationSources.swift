@@ -81,7 +81,7 @@ enum NotificationSources {
         case "goals.broadcast":
             guard let broadcastID = text(event, "broadcastId") else { return }
             // Nothing blank goes to every device (goals refuses it too).
-            guard let title = text(event, "title"), let body = text(event, "text"), !NotificationTemplate.isBlank(title), !NotificationTemplate.isBlank(body)
+            guard let title = text(event, "title"), let body = text(event, "text"), Formats.isName(title), Formats.isName(body)
             else { return }
             let kind = BroadcastKind(rawValue: text(event, "kind") ?? "") ?? .news
             let userIDs = event.data["userIds"]?.arrayValue?.compactMap(\.stringValue)

@@ -48,11 +48,6 @@ struct NotificationTemplate: Sendable, Equatable, Codable {
         literal(rest)
     }
 
-    /// Whether a text shows nothing (spaces, line breaks, zero-width and ideographic spaces).
-    static func isBlank(_ text: String) -> Bool {
-        text.unicodeScalars.allSatisfy { $0.properties.isWhitespace || $0.properties.isDefaultIgnorableCodePoint }
-    }
-
     /// The languages templates are written in (English first).
     static let languages = ["en", "ru"]
 

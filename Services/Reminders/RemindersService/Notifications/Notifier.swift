@@ -66,16 +66,12 @@ enum Notifier {
         let release = notice.urgent ? nil : preferences.quietHours?.release(after: now, in: clock.zone)
         let language = DeviceRules.language(of: devices[0].locale)
         let words = try render(db, notice.kind, language: language, values: notice.values)
-        try db.cachedStatement(sql: """
-            INSERT INTO notification (id, user_id, app_id, kind, title, body, image_url, data, urgent, devices, created_ms, deliver_ms)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, id) DO NOTHING
-            """).execute(arguments: [
-                notice.id, notice.user, notice.app.rawValue, notice.kind.rawValue, words.title, words.body, notice.imageURL,
-                String(decoding: JSONValue.object(notice.data).serialized, as: UTF8.self), notice.urgent, devices.count,
-                Instant.milliseconds(now), Instant.milliseconds(release ?? now),
-            ])
         // Made before (a replayed cause): nothing more.
-        guard db.changesCount > 0 else { return 0 }
+        guard try recordHistory(
+            db, id: notice.id, user: notice.user, app: notice.app, kind: notice.kind, title: words.title, body: words.body, imageURL: notice.imageURL,
+            data: String(decoding: JSONValue.object(notice.data).serialized, as: UTF8.self), urgent: notice.urgent, devices: devices.count, now: now,
+            release: release, countingDevices: false)
+        else { return 0 }
         for device in devices {
             let deviceWords = DeviceRules.language(of: device.locale) == language
                 ? words : try render(db, notice.kind, language: DeviceRules.language(of: device.locale), values: notice.values)
@@ -86,6 +82,25 @@ enum Notifier {
         }
         try count(db, kind: notice.kind.rawValue, at: now, notifications: 1, queued: devices.count)
         return devices.count
+    }
+
+    /// Writes a user's history entry; returns whether it is new. An entry that exists is
+    /// left alone, or, with `countingDevices` (a broadcast reaching a user's next device),
+    /// counts one more device.
+    @discardableResult
+    static func recordHistory(
+        _ db: Database, id: String, user: String, app: PushApp, kind: PushKind, title: String, body: String, imageURL: String?, data: String,
+        urgent: Bool, devices: Int, now: Date, release: Date?, countingDevices: Bool
+    ) throws -> Bool {
+        try db.cachedStatement(sql: """
+            INSERT INTO notification (id, user_id, app_id, kind, title, body, image_url, data, urgent, devices, created_ms, deliver_ms)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT (user_id, id) DO UPDATE SET devices = devices + excluded.devices WHERE ?
+            """).execute(arguments: [
+                id, user, app.rawValue, kind.rawValue, title, body, imageURL, data, urgent, devices, Instant.milliseconds(now),
+                Instant.milliseconds(release ?? now), countingDevices,
+            ])
+        return db.changesCount > 0
     }
 
     /// One push to one device.
@@ -147,16 +162,27 @@ enum Notifier {
 
     /// A user's preferences for an app (the defaults where never set).
     static func loadPreferences(_ db: Database, user: String, app: PushApp) throws -> NotificationPreferences {
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT disabled, sound, vibration, alert_style, quiet_start, quiet_end FROM push_preference WHERE user_id = ? AND app_id = ?"),
+        let row = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT \(preferenceColumns("p")) FROM push_preference AS p WHERE p.user_id = ? AND p.app_id = ?"),
             arguments: [user, app.rawValue])
-        else { return .standard }
+        return row.map { preferences($0, from: 0) } ?? .standard
+    }
+
+    /// The columns of `push_preference` (aliased `alias`) that ``preferences(_:from:)`` reads.
+    static func preferenceColumns(_ alias: String) -> String {
+        ["disabled", "sound", "vibration", "alert_style", "quiet_start", "quiet_end"].map { "\(alias).\($0)" }.joined(separator: ", ")
+    }
+
+    /// Preferences from ``preferenceColumns(_:)`` starting at column `first` of `row`; the
+    /// defaults when they are null (no row, in a LEFT JOIN).
+    static func preferences(_ row: Row, from first: Int) -> NotificationPreferences {
+        guard let vibration = row[first + 2] as Bool? else { return .standard }
         var preferences = NotificationPreferences()
-        preferences.disabled = Set((row[0] as String).split(separator: ",").compactMap { NotificationCategory(rawValue: String($0)) })
-        preferences.sound = row[1]
-        preferences.vibration = row[2]
-        preferences.alertStyle = NotificationPreferences.AlertStyle(rawValue: row[3]) ?? .banner
-        if let start = (row[4] as String?).flatMap(LocalTime.init), let end = (row[5] as String?).flatMap(LocalTime.init) {
+        preferences.disabled = Set(((row[first] as String?) ?? "").split(separator: ",").compactMap { NotificationCategory(rawValue: String($0)) })
+        preferences.sound = row[first + 1]
+        preferences.vibration = vibration
+        preferences.alertStyle = NotificationPreferences.AlertStyle(rawValue: row[first + 3]) ?? .banner
+        if let start = (row[first + 4] as String?).flatMap(LocalTime.init), let end = (row[first + 5] as String?).flatMap(LocalTime.init) {
             preferences.quietHours = QuietHours(start: start, end: end)
         }
         return preferences

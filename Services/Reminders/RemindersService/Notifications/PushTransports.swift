@@ -46,13 +46,18 @@ struct PushSettings: Sendable {
         delivery.batchSize = max(delivery.batchSize, batchSize)
     }
 
+    /// The APNs topic of the app a push is for.
+    static func topic(of message: DeliveryMessage, in topics: [PushApp: String]) -> String {
+        topics[PushApp(rawValue: message.payload["app"]?.stringValue ?? "") ?? .reminder] ?? ""
+    }
+
     /// The configured transport.
     var pushTransport: any DeliveryTransport {
         if transport == "http", let gatewayURL {
             return GorushTransport(url: gatewayURL, topics: topics, batchLimit: batchSize)
         }
         return FileTransport(channel: Notifier.channel, directory: directory) { [topics] message in
-            try WireJSON.encode(PushFile(message, topic: topics[PushApp(rawValue: message.payload["app"]?.stringValue ?? "") ?? .reminder] ?? ""))
+            try WireJSON.encode(PushFile(message, topic: Self.topic(of: message, in: topics)))
         }
     }
 }
@@ -96,7 +101,7 @@ struct GorushTransport: DeliveryTransport {
         var groups: [(notification: [String: JSONValue], members: [Int])] = []
         var groupOf: [Data: Int] = [:]
         for (index, message) in batch.enumerated() {
-            let notification = Self.notification(message.payload, topic: topics[PushApp(rawValue: message.payload["app"]?.stringValue ?? "") ?? .reminder] ?? "")
+            let notification = Self.notification(message.payload, topic: PushSettings.topic(of: message, in: topics))
             let key = JSONValue.object(notification).serialized
             if let group = groupOf[key] {
                 groups[group].members.append(index)
