@@ -61,6 +61,19 @@ var targets: [Target] = [
         path: "Services/Edge/EdgeService"),
     .executableTarget(name: "edge", dependencies: ["EdgeService", "Platform", lifecycle], path: "Services/Edge/edge"),
 
+    // The admin panel: a web application for administrators and park staff, one more
+    // client of the gateway (server-rendered HTML).
+    .target(
+        name: "AdminPanel",
+        dependencies: [
+            "Platform", logging, lifecycle,
+            .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Mustache", package: "swift-mustache"),
+            .product(name: "MultipartKit", package: "multipart-kit"), .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOCore", package: "swift-nio"),
+        ],
+        path: "Services/Admin/AdminPanel"),
+    .executableTarget(name: "admin", dependencies: ["AdminPanel", "Platform", lifecycle], path: "Services/Admin/admin"),
+
     // Benchmarks (a command, not a test).
     .executableTarget(
         name: "bench",
@@ -101,6 +114,10 @@ var targets: [Target] = [
         dependencies: ["EdgeService", "Platform", "SharedTesting", .product(name: "HTTPTypes", package: "swift-http-types")],
         path: "Tests/EdgeTests", exclude: ["Fixtures"]),
     .testTarget(
+        name: "AdminTests",
+        dependencies: ["AdminPanel", "Platform", "SharedTesting", .product(name: "HTTPTypes", package: "swift-http-types")],
+        path: "Tests/AdminTests", exclude: ["Fixtures"]),
+    .testTarget(
         name: "IntegrationTests",
         dependencies: ["Platform", "ZeroMQ", "SharedTesting"],
         path: "Tests/IntegrationTests"),
@@ -135,6 +152,7 @@ let package = Package(
         .executable(name: "stack", targets: ["stack"]),
         .executable(name: "ctl", targets: ["ctl"]),
         .executable(name: "edge", targets: ["edge"]),
+        .executable(name: "admin", targets: ["admin"]),
         .executable(name: "bench", targets: ["bench"]),
     ] + services.map { .executable(name: $0.executable, targets: [$0.executable]) },
     dependencies: [
@@ -148,6 +166,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        // The admin panel's templates and its file uploads.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
+        .package(url: "https://github.com/vapor/multipart-kit", from: "4.7.1"),
         // Property-based tests of the savings arithmetic (no dependencies of its own).
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],

@@ -3,14 +3,15 @@ import Foundation
 import Logging
 import Platform
 
-/// The local stack runner: starts the gateway, the six services and the HTTP edge as child processes,
+/// The local stack runner: starts the gateway, the six services, the HTTP edge and the admin
+/// panel as child processes,
 /// waits until all are healthy, restarts any that crashes, and stops them all on
 /// Ctrl-C or SIGTERM.
 @main
 struct Stack: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stack",
-        abstract: "Run the gateway, all six services and the HTTP edge locally, on SQLite files under the data folder.")
+        abstract: "Run the gateway, all six services, the HTTP edge and the admin panel locally, on SQLite files under the data folder.")
 
     @OptionGroup var platform: PlatformOptions
     @Option(help: "Folder of the children's log files (default: <data folder>/logs).")
@@ -31,12 +32,13 @@ struct Stack: AsyncParsableCommand {
         if let logs { try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true) }
         try FileManager.default.createDirectory(at: configuration.dataDirectoryURL, withIntermediateDirectories: true)
 
-        // The gateway and the edge share a secret (README, "HTTP edge"); a local stack makes
-        // one when none is set. Only those two processes get it.
+        // The gateway, the edge and the admin panel share a secret (README, "HTTP edge"); a
+        // local stack makes one when none is set. Only those three processes get it.
         if configuration.edgeSecret == nil { configuration.edgeSecret = EdgeTrust.generateSecret() }
         let edgeAddress = try Self.edgeURL(configuration)
+        let adminAddress = try Self.adminURL(configuration)
 
-        let names = ["gateway"] + PlatformConfiguration.serviceNames + ["edge"]
+        let names = ["gateway"] + PlatformConfiguration.serviceNames + ["edge", "admin"]
         let supervisor = Supervisor(logger: logger)
         let signals = SignalWatcher(signals: [SIGINT, SIGTERM])
         for name in names {
@@ -45,7 +47,7 @@ struct Stack: AsyncParsableCommand {
                 throw ValidationError("\(executable.path) is missing: build everything first with `swift build`")
             }
             var environment = configuration.environment.merging(Self.localDefaults()) { _, new in new }
-            let needsSecret = name == "gateway" || name == "edge"
+            let needsSecret = name == "gateway" || name == "edge" || name == "admin"
             if !needsSecret { environment["BACKEND_EDGE_SECRET"] = nil }
             await supervisor.add(
                 Child(name: name, executable: executable, environment: environment, log: logs?.appendingPathComponent("\(name).log"),
@@ -59,11 +61,12 @@ struct Stack: AsyncParsableCommand {
             var text = "stack: all \(names.count) processes are healthy\n"
             text += "  gateway    \(configuration.gatewayEndpoint)   <- clients connect here (REQ or DEALER)\n"
             text += "  edge       \(edgeAddress)   <- apps connect here (HTTP/JSON; OpenAPI at \(edgeAddress)/v1/openapi.json)\n"
+            text += "  admin      \(adminAddress)   <- the admin panel (a browser; sign in with an admin or staff account)\n"
             text += "  bus        in \(configuration.busInEndpoint), out \(configuration.busOutEndpoint)\n"
             for name in PlatformConfiguration.serviceNames {
                 text += "  \(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(configuration.serviceEndpoints[name] ?? "?")   pid \(pids[name] ?? 0)\n"
             }
-            text += "  gateway pid \(pids["gateway"] ?? 0), edge pid \(pids["edge"] ?? 0)\n"
+            text += "  gateway pid \(pids["gateway"] ?? 0), edge pid \(pids["edge"] ?? 0), admin pid \(pids["admin"] ?? 0)\n"
             text += "  data       \(configuration.dataDirectoryURL.standardizedFileURL.path)\n"
             if let logs { text += "  logs       \(logs.standardizedFileURL.path)\n" }
             text += "Try `.build/debug/ctl health` (or `swift run ctl health`). Ctrl-C stops everything.\n"
@@ -89,7 +92,8 @@ struct Stack: AsyncParsableCommand {
         while ContinuousClock.now < deadline, !signals.received {
             if let reply = try? await client.call("gateway.health", idempotent: true, timeout: .seconds(2), attempts: 1),
                 reply.data?["status"]?.stringValue == "ok", let bind = try? HostAndPort(configuration.edgeBind, name: "edge"),
-                await Self.isListening(bind)
+                await Self.isListening(bind), let admin = try? HostAndPort(configuration.adminBind, name: "admin"),
+                await Self.isListening(admin)
             {
                 return true
             }
@@ -104,6 +108,13 @@ struct Stack: AsyncParsableCommand {
         let scheme = (environment["BACKEND_EDGE_TLS_CERT"] ?? "").isEmpty ? "http" : "https"
         let host = bind.host.contains(":") ? "[\(bind.host)]" : bind.host
         return "\(scheme)://\(host):\(bind.port)"
+    }
+
+    /// The admin panel's URL.
+    static func adminURL(_ configuration: PlatformConfiguration) throws -> String {
+        let bind = try HostAndPort(configuration.adminBind, name: "BACKEND_ADMIN_BIND")
+        let host = bind.host.contains(":") ? "[\(bind.host)]" : bind.host
+        return "http://\(host):\(bind.port)"
     }
 
     /// Whether something accepts TCP connections at `address` (the edge, once it listens).

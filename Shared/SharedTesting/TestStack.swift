@@ -35,6 +35,7 @@ public final class TestStack: Sendable {
         configuration.gatewayEdgeEndpoint = TestEnvironment.freeEndpoint()
         configuration.edgeSecret = EdgeTrust.generateSecret()
         configuration.edgeBind = "127.0.0.1:\(TestEnvironment.freePort())"
+        configuration.adminBind = "127.0.0.1:\(TestEnvironment.freePort())"
         configuration.dataDirectory = directory.url.appendingPathComponent("data").path
         configuration.logLevel = .info
         configuration.gatewayDeadlineMs = 2_000

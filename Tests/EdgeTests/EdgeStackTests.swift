@@ -40,7 +40,7 @@ struct EdgeStackTests {
                 runner.output.contains("processes are healthy") || !runner.isRunning
             }
             let output = runner.output
-            try #require(ready && output.contains("all 8 processes are healthy"), "\(output)")
+            try #require(ready && output.contains("all 9 processes are healthy"), "\(output)")
             // The URL as the runner prints it on the edge's line.
             let line = try #require(output.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("edge ") })
             let url = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))

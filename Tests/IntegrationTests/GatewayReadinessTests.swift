@@ -20,7 +20,7 @@ struct GatewayReadinessTests {
                 executable: TestEnvironment.binary("stack"), environment: stack.configuration.environment,
                 logFile: stack.directory.url.appendingPathComponent("stack-\(run).log"))
             do {
-                try await Self.waitFor("all 8 processes are healthy", in: runner, timeout: .seconds(60))
+                try await Self.waitFor("all 9 processes are healthy", in: runner, timeout: .seconds(60))
                 // A burst to every service at once, on a fresh connection to the gateway.
                 let bodies = PlatformConfiguration.serviceNames.flatMap { service in
                     (0..<8).map { Data(#"{"id":"\#(service)-\#($0)","op":"\#(service).health"}"#.utf8) }

@@ -3,18 +3,18 @@ import Platform
 import SharedTesting
 import Testing
 
-/// The `stack` executable brings all eight processes (the edge among them) to healthy, restarts a crashed one,
+/// The `stack` executable brings all nine processes (the edge and the admin panel among them) to healthy, restarts a crashed one,
 /// and stops them all.
 @Suite("Stack runner")
 struct StackRunnerTests {
-    @Test("starts eight healthy processes (the edge among them), restarts a killed one, stops them all")
+    @Test("starts nine healthy processes (the edge and the admin panel among them), restarts a killed one, stops them all")
     func fullStack() async throws {
         let stack = try TestStack()
         let runner = try ChildProcess(
             executable: TestEnvironment.binary("stack"), environment: stack.configuration.environment,
             logFile: stack.directory.url.appendingPathComponent("stack.log"))
         do {
-            let output = try await waitFor("all 8 processes are healthy", in: runner, timeout: .seconds(60))
+            let output = try await waitFor("all 9 processes are healthy", in: runner, timeout: .seconds(60))
             let health = try await stack.client.call("gateway.health", idempotent: true)
             #expect(health.data?["status"] == "ok")
             let services = try #require(health.data?["services"]?.objectValue)
@@ -22,7 +22,7 @@ struct StackRunnerTests {
             #expect(services.values.allSatisfy { $0["status"] == "ok" })
 
             let pids = Self.childPIDs(in: output)
-            #expect(pids.count == 8)
+            #expect(pids.count == 9)
 
             // A crashed child is restarted and served again.
             let bookingPID = try #require(pids["booking"])

@@ -38,6 +38,8 @@ public struct PlatformConfiguration: Sendable, Equatable {
     public var edgeSecret: String?
     /// Where the HTTP edge listens, `host:port` (`BACKEND_EDGE_BIND`).
     public var edgeBind = "127.0.0.1:8080"
+    /// Where the admin panel listens, `host:port` (`BACKEND_ADMIN_BIND`).
+    public var adminBind = "127.0.0.1:8081"
     /// Exit when the parent process goes away (`BACKEND_STOP_WITH_PARENT=1`), so children
     /// of the stack runner or of a test never outlive it.
     public var stopWithParent = false
@@ -75,6 +77,7 @@ public struct PlatformConfiguration: Sendable, Equatable {
         ("BACKEND_GATEWAY_EDGE_ENDPOINT", "gateway ROUTER for the HTTP edge (CURVE)"),
         ("BACKEND_EDGE_SECRET", "shared secret of the gateway and the edge (32+ characters)"),
         ("BACKEND_EDGE_BIND", "host:port the HTTP edge listens on"),
+        ("BACKEND_ADMIN_BIND", "host:port the admin panel listens on"),
         ("BACKEND_STOP_WITH_PARENT", "1: exit when the parent process exits"),
     ]
 
@@ -107,6 +110,10 @@ public struct PlatformConfiguration: Sendable, Equatable {
             _ = try HostAndPort(value, name: "BACKEND_EDGE_BIND")
             edgeBind = value
         }
+        if let value = environment["BACKEND_ADMIN_BIND"], !value.isEmpty {
+            _ = try HostAndPort(value, name: "BACKEND_ADMIN_BIND")
+            adminBind = value
+        }
         if let value = environment["BACKEND_STOP_WITH_PARENT"] { stopWithParent = value == "1" || value == "true" }
     }
 
@@ -123,6 +130,7 @@ public struct PlatformConfiguration: Sendable, Equatable {
         if let curveServerKey { variables["BACKEND_CURVE_SERVER_KEY"] = curveServerKey }
         variables["BACKEND_GATEWAY_EDGE_ENDPOINT"] = gatewayEdgeEndpoint
         variables["BACKEND_EDGE_BIND"] = edgeBind
+        variables["BACKEND_ADMIN_BIND"] = adminBind
         if let edgeSecret { variables["BACKEND_EDGE_SECRET"] = edgeSecret }
         if stopWithParent { variables["BACKEND_STOP_WITH_PARENT"] = "1" }
         return variables

@@ -26,6 +26,8 @@ public struct PlatformOptions: ParsableArguments, Sendable {
     public var gatewayEdgeEndpoint: String?
     @Option(help: "host:port the HTTP edge listens on (BACKEND_EDGE_BIND).")
     public var edgeBind: String?
+    @Option(help: "host:port the admin panel listens on (BACKEND_ADMIN_BIND).")
+    public var adminBind: String?
     @Flag(help: "Exit when the parent process exits (BACKEND_STOP_WITH_PARENT=1).")
     public var stopWithParent = false
 
@@ -53,6 +55,10 @@ public struct PlatformOptions: ParsableArguments, Sendable {
         if let edgeBind {
             _ = try HostAndPort(edgeBind, name: "--edge-bind")
             configuration.edgeBind = edgeBind
+        }
+        if let adminBind {
+            _ = try HostAndPort(adminBind, name: "--admin-bind")
+            configuration.adminBind = adminBind
         }
         if stopWithParent { configuration.stopWithParent = true }
         return configuration

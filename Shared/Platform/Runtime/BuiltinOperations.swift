@@ -37,6 +37,57 @@ enum BuiltinOperations {
         }
     }
 
+    static let countsSchema = JSONSchema.object(
+        [
+            "requests": .integer(minimum: 0), "errors": .integer(minimum: 0),
+            "errorsByCode": JSONSchema.object([:], additional: .integer(minimum: 0)).described("error code → count"),
+            "p50Ms": JSONSchema.number.nullable(), "p90Ms": JSONSchema.number.nullable(), "p99Ms": JSONSchema.number.nullable(),
+        ], required: ["requests", "errors", "errorsByCode", "p50Ms", "p90Ms", "p99Ms"])
+
+    static func countsValue(_ counts: RequestMetrics.Counts) -> JSONValue {
+        func percentile(_ fraction: Double) -> JSONValue { counts.percentileMs(fraction).map { .number($0) } ?? .null }
+        return [
+            "requests": .integer(counts.requests), "errors": .integer(counts.errors),
+            "errorsByCode": .object(counts.errorsByCode.mapValues { .integer($0) }),
+            "p50Ms": percentile(0.5), "p90Ms": percentile(0.9), "p99Ms": percentile(0.99),
+        ]
+    }
+
+    static func metrics(service: String) -> ServiceOperation {
+        .inline(
+            "\(service).metrics",
+            summary: "Requests answered, errors by code and latency percentiles (p50, p90, p99: the upper bound of the "
+                + "bucket the rank falls in, in ms) since the process started, over the last hour, and per minute for the "
+                + "last 60 minutes (oldest first). Health checks are not counted. Admins only.",
+            auth: .anyRole(["admin"]),
+            response: .object(
+                [
+                    "since": .string(format: .dateTime), "total": countsSchema, "lastHour": countsSchema,
+                    "minutes": .array(
+                        of: .object(
+                            [
+                                "start": .string(format: .dateTime), "requests": .integer(minimum: 0), "errors": .integer(minimum: 0),
+                                "p99Ms": JSONSchema.number.nullable(),
+                            ], required: ["start", "requests", "errors", "p99Ms"]), maxItems: 60),
+                ], required: ["since", "total", "lastHour", "minutes"])
+        ) { (_, _: Empty) -> JSONValue in
+            let metrics = RequestMetrics.of(service: service)
+            let snapshot = metrics.snapshot()
+            return [
+                "since": .string(Instant.format(metrics.startedAt)), "total": countsValue(snapshot.total),
+                "lastHour": countsValue(snapshot.lastHour),
+                "minutes": .array(
+                    snapshot.minutes.map { minute in
+                        [
+                            "start": .string(Instant.format(minute.start)), "requests": .integer(minute.counts.requests),
+                            "errors": .integer(minute.counts.errors),
+                            "p99Ms": minute.counts.percentileMs(0.99).map { .number($0) } ?? .null,
+                        ]
+                    }),
+            ]
+        }
+    }
+
     static func replay(service: String) -> ServiceOperation {
         .read(
             "\(service).events.replay",
@@ -93,6 +144,7 @@ enum BuiltinOperations {
         var operations = definition.operations
         operations.append(health(service: definition.name, startedAt: startedAt))
         operations.append(replay(service: definition.name))
+        operations.append(metrics(service: definition.name))
         operations.append(
             describe(service: definition.name, summary: definition.summary, operations: operations, events: definition.events))
         return operations

@@ -47,6 +47,7 @@ public final class RequestServer: Service, Sendable {
     private let stopping = Atomic<Bool>(false)
     private let bound = AsyncSignal()
     private let boundEndpoint = Mutex<String?>(nil)
+    private let metrics: RequestMetrics
 
     private struct Completion: Sendable {
         let tag: UInt64
@@ -72,6 +73,7 @@ public final class RequestServer: Service, Sendable {
         self.limits = limits
         self.logger = logger
         self.curve = curve
+        self.metrics = RequestMetrics.of(service: dispatcher.service)
     }
 
     /// The endpoint actually bound (with the real port), once the socket is up.
@@ -282,5 +284,8 @@ public final class RequestServer: Service, Sendable {
 
     private func log(id: String?, op: String?, started: ContinuousClock.Instant, outcome: String) {
         RequestLog.record(logger, label: dispatcher.service, id: id, op: op, started: started, outcome: outcome)
+        // Health checks (the gateway's, every second) would drown what people did.
+        if let op, op.hasSuffix(".health") { return }
+        metrics.record(micros: (ContinuousClock.now - started).wholeMicroseconds, outcome: outcome)
     }
 }

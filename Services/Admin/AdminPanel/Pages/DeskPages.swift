@@ -1,0 +1,155 @@
+import Foundation
+import Platform
+
+/// The park's desk: the day across all cables, marks, sanctions, walk-ins, closing a
+/// period; a rider's bookings, pass and ledger.
+enum DeskPages {
+    static func badge(_ status: String) -> String {
+        switch status {
+        case "attended", "booked": "ok"
+        case "no_show", "late_cancelled": "bad"
+        default: "warn"
+        }
+    }
+
+    /// The actions the desk may take on a booking in its state.
+    static func actions(_ booking: JSONValue, kit: PageKit, started: Bool) -> [ActionButton] {
+        let id = booking["id"]?.stringValue ?? ""
+        let status = booking["status"]?.stringValue ?? ""
+        var actions: [ActionButton] = []
+        switch status {
+        case "booked":
+            if started {
+                actions += [kit.action("desk-attended", "Attended", ["booking": id]), kit.action("desk-no-show", "No-show", ["booking": id], danger: true)]
+            }
+            actions.append(kit.action("desk-cancel", "Cancel", ["booking": id, "reason": "cancelled at the desk"], danger: true))
+        case "attended": actions.append(kit.action("desk-no-show", "Correct: no-show", ["booking": id], danger: true))
+        case "no_show": actions.append(kit.action("desk-attended", "Correct: attended", ["booking": id]))
+        default: break
+        }
+        if status == "no_show" || status == "late_cancelled" {
+            switch booking["sanction"]?.stringValue {
+            case "forfeit": actions.append(kit.action("desk-waive", "Waive sanction", ["booking": id]))
+            case "waived", "none": actions.append(kit.action("desk-forfeit", "Apply sanction", ["booking": id], danger: true))
+            default: break
+            }
+        }
+        return actions
+    }
+
+    @Sendable static func day(_ kit: PageKit) async -> PageResult {
+        let park: JSONValue
+        switch await kit.call("booking.park.get") {
+        case .success(let value): park = value
+        case .failure(let error): return .failure(error)
+        }
+        let zone = park["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
+        let today = LocalDateTimeText.text(Date(), zone: zone).prefix(10)
+        let date = kit.visit.query("date").flatMap(LocalDate.init) ?? LocalDate(String(today))!
+        let answer: JSONValue
+        switch await kit.call("booking.staff.day", ["date": .string(date.description)]) {
+        case .success(let value): answer = value
+        case .failure(let error): return .failure(error)
+        }
+        let now = Date()
+        let slots = answer["items"]?.arrayValue ?? []
+        var rows: [[Cell]] = []
+        for slot in slots {
+            let started = (slot["start"]?.stringValue.flatMap(Instant.parse)).map { $0 <= now } ?? false
+            for booking in slot["bookings"]?.arrayValue ?? [] {
+                let status = booking["status"]?.stringValue ?? ""
+                let rider = booking["rider"]
+                rows.append([
+                    Cell("\(slot["localStart"]?.stringValue ?? "")–\(slot["localEnd"]?.stringValue ?? "")"), Cell(slot["cable"]?.stringValue ?? ""),
+                    Cell(rider?["name"]?.stringValue ?? "—", href: "/riders/\(booking["userId"]?.stringValue ?? "")", small: rider?["phone"]?.stringValue ?? "no phone"),
+                    Cell(status.replacingOccurrences(of: "_", with: " "), badge: badge(status), small: booking["sanction"]?.stringValue.map { "sanction: \($0)" }),
+                    Cell(booking["paidWith"]?.stringValue ?? ""), Cell(actions: actions(booking, kit: kit, started: started)),
+                ])
+            }
+        }
+        let slotRows = slots.map { slot -> [Cell] in
+            let capacity = slot["capacity"]?.integerValue ?? 0
+            let free = slot["free"]?.integerValue ?? 0
+            return [
+                Cell("\(slot["localStart"]?.stringValue ?? "")–\(slot["localEnd"]?.stringValue ?? "")"), Cell(slot["cable"]?.stringValue ?? ""),
+                Cell("\(capacity - free) of \(capacity)", numeric: true), Cell(slot["bookable"] == .bool(true) ? "open" : "closed", badge: slot["bookable"] == .bool(true) ? "ok" : "warn"),
+            ]
+        }
+        let previous = LocalDate(daysSinceEpoch: date.daysSinceEpoch - 1)
+        let next = LocalDate(daysSinceEpoch: date.daysSinceEpoch + 1)
+        let picker = """
+            <form method="get" action="/desk"><label for="date">Day</label> <input id="date" type="date" name="date" value="\(date.description)"> <button type="submit">Show</button>
+            <a href="/desk?date=\(previous.description)">← \(kit.format.date(previous.description))</a> · <a href="/desk">today</a> · <a href="/desk?date=\(next.description)">\(kit.format.date(next.description)) →</a></form>
+            """
+        let cables = (park["cables"]?.arrayValue ?? []).filter { $0["active"] == .bool(true) }.compactMap { cable in
+            cable["id"]?.stringValue.map { FormField.Choice($0, cable["name"]?.stringValue ?? $0) }
+        }
+        var starts: [FormField.Choice] = []
+        for slot in slots where slot["bookable"] == .bool(true) {
+            guard let start = slot["start"]?.stringValue, !starts.contains(where: { $0.value == start }) else { continue }
+            starts.append(FormField.Choice(start, "\(slot["localStart"]?.stringValue ?? "")–\(slot["localEnd"]?.stringValue ?? "")"))
+        }
+        let dayStart = "\(date.description)T\(String(today) == date.description ? LocalDateTimeText.text(now, zone: zone).suffix(5) : "00:00")"
+        return PageKit.page(
+            "The day at the park: \(kit.format.date(date.description))",
+            [
+                Block(
+                    heading: "Bookings", text: "Times in the park's zone (\(zone.identifier)). Marks are possible once a training has started.",
+                    html: picker + kit.table(["Time", "Cable", "Rider", "Status", "Paid with", ""], rows, empty: "No bookings this day."), wide: true),
+                Block(heading: "Slots", html: kit.table(["Time", "Cable", "Booked", ""], slotRows, empty: "The park is closed this day.")),
+                Block(
+                    html: starts.isEmpty
+                        ? "<p class=\"empty\">No slot can be booked this day.</p>"
+                        : kit.form("desk-walk-in", values: ["payWith": "cash"], choices: ["cable": cables, "start": starts])),
+                Block(html: kit.form("desk-block", values: ["start": dayStart, "end": "\(date.description)T23:59"], zone: zone, choices: ["cable": cables])),
+            ])
+    }
+
+    @Sendable static func rider(_ kit: PageKit) async -> PageResult {
+        let id = kit.visit.query[":id"] ?? ""
+        let answer: JSONValue
+        switch await kit.call("booking.staff.rider", ["user": .string(id)]) {
+        case .success(let value): answer = value
+        case .failure(let error): return .failure(error)
+        }
+        let pass = answer["pass"] ?? [:]
+        let now = Date()
+        let bookings = (answer["bookings"]?.arrayValue ?? []).map { booking -> [Cell] in
+            let status = booking["status"]?.stringValue ?? ""
+            let started = (booking["start"]?.stringValue.flatMap(Instant.parse)).map { $0 <= now } ?? false
+            return [
+                Cell(kit.format.date(booking["date"]?.stringValue), small: "\(booking["localStart"]?.stringValue ?? "")–\(booking["localEnd"]?.stringValue ?? "")"),
+                Cell(booking["cable"]?.stringValue ?? ""), Cell(status.replacingOccurrences(of: "_", with: " "), badge: badge(status), small: booking["sanction"]?.stringValue.map { "sanction: \($0)" }),
+                Cell(kit.format.money(booking["price"]), numeric: true), Cell(actions: actions(booking, kit: kit, started: started)),
+            ]
+        }
+        let ledger = (pass["recent"]?.arrayValue ?? []).map { entry -> [Cell] in
+            [
+                Cell(kit.format.dateTime(entry["at"]?.stringValue)), Cell(entry["kind"]?.stringValue ?? "", small: entry["reason"]?.stringValue),
+                Cell(String(entry["sessions"]?.integerValue ?? 0), numeric: true), Cell(kit.format.money(entry["amount"]), numeric: true),
+            ]
+        }
+        let staffActions = (answer["actions"]?.arrayValue ?? []).map { action -> [Cell] in
+            [
+                Cell(kit.format.dateTime(action["at"]?.stringValue)), Cell(action["action"]?.stringValue ?? ""),
+                Cell(action["reason"]?.stringValue ?? "—"), Cell(action["actor"]?.stringValue ?? ""),
+            ]
+        }
+        let rider = answer["rider"] ?? [:]
+        return PageKit.page(
+            rider["name"]?.stringValue ?? "Rider",
+            [
+                Block(
+                    heading: "Pass",
+                    html: kit.table(
+                        ["", ""],
+                        [
+                            [Cell("Phone"), Cell(rider["phone"]?.stringValue ?? "—")], [Cell("Sessions left"), Cell.number(pass["sessions"]?.integerValue, kit.format)],
+                            [Cell("Balance"), Cell(kit.format.money(pass["balance"]), numeric: true)],
+                        ]) + kit.form("rider-credit", values: ["user": id])),
+                Block(heading: "Ledger", html: kit.table(["When", "What", "Sessions", "Money"], ledger, empty: "No movements yet.")),
+                Block(heading: "Bookings", html: kit.table(["Day", "Cable", "Status", "Price", ""], bookings, empty: "No bookings yet."), wide: true),
+                Block(heading: "What the staff did", html: kit.table(["When", "Action", "Reason", "Staff"], staffActions, empty: "Nothing yet."), wide: true),
+            ])
+    }
+}
