@@ -9,6 +9,19 @@ if ! python3 -c "import schemathesis, openapi_spec_validator" >/dev/null 2>&1; t
   echo "installing: schemathesis openapi-spec-validator (pip)"
   python3 -m pip install --quiet schemathesis openapi-spec-validator
 fi
+# The admin panel's tests drive a real headless Chromium through Selenium.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  echo "installing: chromium chromium-driver (apt)"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+if ! python3 -c "import selenium" >/dev/null 2>&1; then
+  echo "installing: selenium (pip)"
+  python3 -m pip install --quiet selenium
+fi
 swift build --build-tests
 if [ $# -gt 0 ]; then
   exec swift test --skip-build "$@"
@@ -18,8 +31,8 @@ fi
 # in-process tests, they would make those wait for a core rather than for the code.
 # The unit and in-process tests themselves run at most four at a time: all at once, the
 # hashing floods and request storms of some starve the deadlines others measure.
-# The edge's process tests (EdgeFlowTests, EdgeStackTests: whole stacks, a fuzzer) run with
-# the integration tests.
-whole_stacks='IntegrationTests|EdgeFlowTests|EdgeStackTests'
+# The edge's process tests (EdgeFlowTests, EdgeStackTests: whole stacks, a fuzzer) and the
+# admin panel's browser test run with the integration tests.
+whole_stacks='IntegrationTests|EdgeFlowTests|EdgeStackTests|AdminBrowserTests'
 swift test --skip-build --experimental-maximum-parallelization-width 4 --skip "$whole_stacks"
 swift test --skip-build --filter "$whole_stacks"

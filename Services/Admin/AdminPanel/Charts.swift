@@ -61,7 +61,10 @@ public enum SVGChart {
     }
 
     static func number(_ value: Double) -> String {
-        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(format: "%.2f", value)
+        guard value != value.rounded() || abs(value) >= 1e15 else { return String(Int64(value)) }
+        var text = String(format: "%.2f", value)
+        while text.hasSuffix("0") { text.removeLast() }
+        return text
     }
 
     static func format(_ value: Double) -> String { String(format: "%.1f", value) }

@@ -132,7 +132,7 @@ enum FormCatalog {
                     .choice([Choice("everyone", "Everyone"), Choice("role", "A role"), Choice("sponsor_group", "A sponsor group")]), required: true),
                 FormField("role", "Role (audience: a role)", .choice(roles)),
                 FormField("groupId", "Sponsor group (audience: a sponsor group)"),
-            ], success: "Broadcast sent to {userIds} users.", previewable: true),
+            ], success: "Broadcast {broadcastId} sent.", previewable: true),
         AdminForm(
             id: "push-broadcast", op: "reminders.admin.broadcast", title: "Push to an app's devices", submit: "Send",
             fields: [

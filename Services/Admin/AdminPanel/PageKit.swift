@@ -27,10 +27,12 @@ struct PageKit: Sendable {
     }
 
     func form(
-        _ id: String, values: [String: String] = [:], zone: TimeZone? = nil, title: String? = nil, choices: [String: [FormField.Choice]] = [:]
+        _ id: String, values: [String: String] = [:], zone: TimeZone? = nil, title: String? = nil, choices: [String: [FormField.Choice]] = [:],
+        then: String? = nil
     ) -> String {
         guard let form = panel.forms[id], visit.session.role.allows(form.role) else { return "" }
-        return panel.renderer.form(form, values: values, csrf: csrf, returnTo: returnTo, zone: zone, titleOverride: title, choices: choices)
+        return panel.renderer.form(
+            form, values: values, csrf: csrf, returnTo: then ?? returnTo, zone: zone, titleOverride: title, choices: choices)
     }
 
     /// Current values for a form from an answer of the services.

@@ -100,6 +100,6 @@ enum CatalogPages {
         for level in ["beginner", "intermediate", "advanced"] { current[level] = exercise["baseRepetitions"]?[level] }
         return PageKit.page(
             exercise["names"]?["en"]?.stringValue ?? id,
-            [Block(html: kit.form("exercise-save", values: kit.values("exercise-save", from: .object(current))), links: [("Fitness catalog", "/fitness")])])
+            [Block(html: kit.form("exercise-save", values: kit.values("exercise-save", from: .object(current)), then: "/fitness"), links: [("Fitness catalog", "/fitness")])])
     }
 }

@@ -67,13 +67,23 @@ enum DeskPages {
                 ])
             }
         }
-        let slotRows = slots.map { slot -> [Cell] in
-            let capacity = slot["capacity"]?.integerValue ?? 0
-            let free = slot["free"]?.integerValue ?? 0
-            return [
-                Cell("\(slot["localStart"]?.stringValue ?? "")–\(slot["localEnd"]?.stringValue ?? "")"), Cell(slot["cable"]?.stringValue ?? ""),
-                Cell("\(capacity - free) of \(capacity)", numeric: true), Cell(slot["bookable"] == .bool(true) ? "open" : "closed", badge: slot["bookable"] == .bool(true) ? "ok" : "warn"),
-            ]
+        // One row per time, one column per cable: "1 of 4" booked, marked closed when it cannot be booked.
+        var cableOrder: [String] = []
+        var byTime: [(time: String, cells: [String: JSONValue])] = []
+        for slot in slots {
+            let cable = slot["cable"]?.stringValue ?? ""
+            if !cableOrder.contains(cable) { cableOrder.append(cable) }
+            let time = "\(slot["localStart"]?.stringValue ?? "")–\(slot["localEnd"]?.stringValue ?? "")"
+            if byTime.last?.time == time { byTime[byTime.count - 1].cells[cable] = slot } else { byTime.append((time, [cable: slot])) }
+        }
+        let slotRows = byTime.map { row -> [Cell] in
+            [Cell(row.time)] + cableOrder.map { cable -> Cell in
+                guard let slot = row.cells[cable] else { return Cell("—") }
+                let capacity = slot["capacity"]?.integerValue ?? 0
+                let taken = capacity - (slot["free"]?.integerValue ?? 0)
+                let open = slot["bookable"] == .bool(true)
+                return Cell("\(taken) of \(capacity)", badge: open ? (taken > 0 ? "ok" : nil) : "warn", small: open ? nil : "closed")
+            }
         }
         let previous = LocalDate(daysSinceEpoch: date.daysSinceEpoch - 1)
         let next = LocalDate(daysSinceEpoch: date.daysSinceEpoch + 1)
@@ -96,7 +106,10 @@ enum DeskPages {
                 Block(
                     heading: "Bookings", text: "Times in the park's zone (\(zone.identifier)). Marks are possible once a training has started.",
                     html: picker + kit.table(["Time", "Cable", "Rider", "Status", "Paid with", ""], rows, empty: "No bookings this day."), wide: true),
-                Block(heading: "Slots", html: kit.table(["Time", "Cable", "Booked", ""], slotRows, empty: "The park is closed this day.")),
+                Block(
+                    heading: "Slots", text: "Places booked per slot and cable; closed: past, blocked or full.",
+                    html: "<details\(byTime.count <= 16 ? " open" : "")><summary>\(byTime.count) slots</summary>"
+                        + kit.table(["Time"] + cableOrder, slotRows, empty: "The park is closed this day.") + "</details>"),
                 Block(
                     html: starts.isEmpty
                         ? "<p class=\"empty\">No slot can be booked this day.</p>"

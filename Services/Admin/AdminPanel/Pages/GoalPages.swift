@@ -49,7 +49,7 @@ enum GoalPages {
             [
                 Block(
                     text: "A changed settings form becomes version \((type["formVersion"]?.integerValue ?? 1) + 1); goals already made keep theirs.",
-                    html: kit.form("goal-type-edit", values: kit.values("goal-type-edit", from: type)), wide: true, links: [("All goal types", "/goals/types")])
+                    html: kit.form("goal-type-edit", values: kit.values("goal-type-edit", from: type), then: "/goals/types"), wide: true, links: [("All goal types", "/goals/types")])
             ])
     }
 
@@ -89,7 +89,7 @@ enum GoalPages {
         }
         return PageKit.page(
             group["title"]?.stringValue ?? "Sponsor group",
-            [Block(html: kit.form("group-edit", values: kit.values("group-edit", from: group)), links: [("All sponsor groups", "/goals/groups")])])
+            [Block(html: kit.form("group-edit", values: kit.values("group-edit", from: group), then: "/goals/groups"), links: [("All sponsor groups", "/goals/groups")])])
     }
 
     @Sendable static func texts(_ kit: PageKit) async -> PageResult {

@@ -28,8 +28,12 @@ enum MonitoringPages {
         switch users {
         case .success(let answer):
             let byRole = (answer["byRole"]?.objectValue ?? [:]).sorted { $0.key < $1.key }
-            let registrations = (answer["byDay"]?.arrayValue ?? []).map {
-                SVGChart.Point(kit.format.shortDate($0["date"]?.stringValue ?? ""), Double($0["count"]?.integerValue ?? 0))
+            // auth lists only the days with registrations: the chart shows every day.
+            var counts: [String: Int64] = [:]
+            for day in answer["byDay"]?.arrayValue ?? [] { counts[day["date"]?.stringValue ?? ""] = day["count"]?.integerValue ?? 0 }
+            let registrations = (0..<days).map { offset -> SVGChart.Point in
+                let date = LocalDate(daysSinceEpoch: from.daysSinceEpoch + Int64(offset)).description
+                return SVGChart.Point(kit.format.shortDate(date), Double(counts[date] ?? 0))
             }
             let rows = byRole.map { [Cell($0.key), Cell.number($0.value.integerValue, kit.format)] } + [[Cell("all users"), Cell.number(answer["total"]?.integerValue, kit.format)]]
             blocks.append(

@@ -1,0 +1,107 @@
+import Foundation
+import Platform
+import SharedTesting
+import Testing
+
+/// The admin panel in a real headless browser (Chromium driven by Selenium) against a whole
+/// stack started by the stack runner: an admin uploads an icon, previews and sends a
+/// broadcast; staff book a walk-in and mark a no-show; the session cookie's flags, a form
+/// without its CSRF token and a staff session on admin pages are checked. Screenshots of
+/// the main pages stay in `.build/test-output/admin-panel/` for a person to look at.
+@Suite("Admin panel in a browser", .serialized)
+struct AdminBrowserTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let fastAuth = ["BACKEND_AUTH_SCRYPT_LOG_N": "10", "BACKEND_AUTH_POW_DIFFICULTY": "4"]
+
+    @Test("an admin and a staff member do their tasks in Chromium; cookies, CSRF and roles hold")
+    func browser() async throws {
+        let stack = try TestStack()
+        var environment = stack.configuration.environment
+        for (key, value) in Self.fastAuth { environment[key] = value }
+        let runner = try ChildProcess(
+            executable: TestEnvironment.binary("stack"), environment: environment, logFile: stack.directory.url.appendingPathComponent("stack.log"))
+        do {
+            let output = try await Self.waitFor("all 9 processes are healthy", in: runner, timeout: .seconds(90))
+            // The runner names the panel's address on a line of its own.
+            let line = try #require(output.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("admin ") })
+            let url = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
+            #expect(url == "http://\(stack.configuration.adminBind)")
+
+            // An admin (granted on auth's own socket) and a staff member (granted by the admin).
+            let client = stack.client
+            let operatorClient = ServiceClient(endpoint: try stack.configuration.endpoint(of: "auth"), name: "operator")
+            let password = "secret-pass-1"
+            let admin = try await AuthFixtures.signUpAdmin(client, direct: operatorClient, email: "admin@park.example", password: password)
+            await operatorClient.close()
+            _ = try await AuthFixtures.signUp(client, email: "desk@park.example", password: password)
+            let found = try await client.ok("auth.admin.users.list", ["query": "desk@park.example"], token: admin)
+            let staffID = try #require(found["items"]?[0]?["id"]?.stringValue)
+            try await client.ok("auth.admin.roles.grant", ["userId": .string(staffID), "role": "staff"], token: admin)
+            let staff = try #require(try await AuthFixtures.signIn(client, email: "desk@park.example", password: password).data?["accessToken"]?.stringValue)
+
+            // Today the park opens at the next whole minute (at least 50 s away), in a zone
+            // where that is well inside the day; a rider is booked on the first slot, so it
+            // starts while the browser does the admin's tasks.
+            let now = Date()
+            let zone = try #require(
+                ["UTC", "Asia/Tokyo", "America/New_York"].compactMap(TimeZone.init(identifier:)).first { zone in
+                    var calendar = Calendar(identifier: .gregorian)
+                    calendar.timeZone = zone
+                    return (1..<21).contains(calendar.component(.hour, from: now))
+                })
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = zone
+            let opening = calendar.date(bySetting: .second, value: 0, of: now.addingTimeInterval(50)) ?? now.addingTimeInterval(50)
+            let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: opening)
+            let date = String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
+            let open = String(format: "%02d:%02d", parts.hour!, parts.minute!)
+            try await client.ok(
+                "booking.admin.park.update",
+                ["timeZone": .string(zone.identifier), "slotMinutes": 15, "capacity": 4, "minimumNoticeMinutes": 0], token: admin)
+            try await client.ok("booking.admin.hours.set", ["date": .string(date), "open": .string(open), "close": "00:00"], token: admin)
+            let booked = try await client.ok(
+                "booking.staff.book",
+                [
+                    "cable": "reverse-1", "start": .string(Instant.format(opening)), "phone": "+375291112233", "firstName": "Late",
+                    "lastName": "Rider", "payWith": "cash",
+                ], token: staff, idem: "browser-first-slot")
+            #expect(booked["booking"]?["status"] == "booked")
+
+            let icon = stack.directory.url.appendingPathComponent("icon.png")
+            try TestImages.png(width: 64, height: 64, seed: 7).write(to: icon)
+            let screenshots = Self.root.appendingPathComponent(".build/test-output/admin-panel")
+            try? FileManager.default.removeItem(at: screenshots)
+            let script = Self.root.appendingPathComponent("Tests/AdminTests/Fixtures/panel_browser.py")
+            let browser = try ChildProcess(
+                executable: URL(fileURLWithPath: "/usr/bin/env"),
+                arguments: [
+                    "python3", script.path, "--url", url, "--admin", "admin@park.example", "--staff", "desk@park.example", "--password", password,
+                    "--icon", icon.path, "--out", screenshots.path, "--booked-rider", "Late Rider", "--walk-in-phone", "+375293334455",
+                ], environment: ProcessInfo.processInfo.environment, logFile: stack.directory.url.appendingPathComponent("browser.log"))
+            let status = await browser.waitForExit(timeout: .seconds(300))
+            if status == nil { await browser.stop(grace: .seconds(2)) }
+            #expect(status == 0, "\(browser.output)")
+            #expect(browser.output.contains("ALL PASSED"))
+            for page in ["login", "overview", "users", "goal-types", "broadcast-preview", "park", "monitoring", "desk", "rider"] {
+                #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent("\(page).png").path), "no screenshot of \(page)")
+            }
+            _ = await runner.stop(grace: .seconds(20))
+            await stack.stop()
+        } catch {
+            await runner.stop()
+            await stack.stop()
+            throw error
+        }
+    }
+
+    static func waitFor(_ text: String, in process: ChildProcess, timeout: Duration) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let output = process.output
+            if output.contains(text) { return output }
+            guard process.isRunning else { throw TestStackError("stack exited:\n\(output)") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestStackError("timed out waiting for '\(text)':\n\(process.output)")
+    }
+}

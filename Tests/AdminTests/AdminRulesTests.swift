@@ -1,0 +1,198 @@
+import Foundation
+import NIOCore
+import Platform
+import Testing
+
+@testable import AdminPanel
+
+/// The panel's rules apart from HTTP: how posted text becomes an operation's data, where
+/// the services' problems are shown, amounts, safe return paths, charts, sessions.
+@Suite("Admin panel rules")
+struct AdminRulesTests {
+    static func form(_ id: String) throws -> AdminForm {
+        try #require(FormCatalog.all.first { $0.id == id })
+    }
+
+    @Test("posted text becomes typed, nested data; problems are per field")
+    func formData() throws {
+        let settings = try Self.form("park-settings")
+        let (data, errors) = settings.data(from: ["capacity": "4", "price.minor": "12.5", "price.currency": "BYN", "lateSanction": "none", "slotMinutes": ""])
+        #expect(errors.isEmpty)
+        #expect(data["capacity"] == 4)
+        #expect(data["price"] == ["minor": 1250, "currency": "BYN"])
+        #expect(data["lateSanction"] == "none")
+        #expect(data["slotMinutes"] == nil)  // empty and optional: left out, so the service keeps its value
+
+        let (_, bad) = settings.data(from: ["capacity": "four", "price.minor": "1.234", "price.currency": "BYN", "lateSanction": "sometimes"])
+        #expect(bad["capacity"] == "a whole number, e.g. 12")
+        #expect(bad["price.minor"] != nil)
+        #expect(bad["lateSanction"] == "choose one of the options")
+        let (_, missing) = settings.data(from: ["price.currency": "BYN"])
+        #expect(missing["price.minor"] == "required")
+    }
+
+    @Test("checkboxes are always sent; empty nullable fields clear; fixed members cannot be overridden")
+    func checkboxesAndFixed() throws {
+        let exercise = try Self.form("exercise-save")
+        let (data, _) = exercise.data(from: ["id": "push_up", "videoUrl": "", "active": ""])
+        #expect(data["active"] == false)
+        #expect(data["videoUrl"] == .null)
+        let retire = try Self.form("goal-type-retire")
+        let (retired, _) = retire.data(from: ["id": "swim", "retired": "false"])
+        #expect(retired["retired"] == true)
+        let mark = try Self.form("desk-no-show")
+        #expect(mark.data(from: ["booking": "b1", "outcome": "attended"]).data["outcome"] == "no_show")
+    }
+
+    @Test("a plan item is sent as the only element of items, with the goal outside")
+    func itemsWrapping() throws {
+        let add = try Self.form("goal-item-add")
+        let (data, errors) = add.data(from: ["goalId": "g1", "kind": "workout", "date": "2026-11-30", "text": "Swim 1 km", "checkable": ""])
+        #expect(errors.isEmpty)
+        #expect(data["goalId"] == "g1")
+        #expect(data["items"] == [["kind": "workout", "date": "2026-11-30", "text": "Swim 1 km", "checkable": false]])
+        // The service's problem on items[0].text shows beside the text field.
+        let placed = add.placing(["items[0].text": "too long"])
+        #expect(placed.byField["text"] == "too long")
+        #expect(placed.general.isEmpty)
+    }
+
+    @Test("the services' problems go beside their field, nested paths included; unknown ones go on top")
+    func placingProblems() throws {
+        let type = try Self.form("goal-type-edit")
+        let placed = type.placing(["form.fields[0].key": "must be unique", "title": "required", "id": "unknown type", "other": "odd"])
+        #expect(placed.byField["form"] == ".fields[0].key: must be unique")
+        #expect(placed.byField["title"] == "required")
+        // A hidden field's problem cannot be shown beside it: it goes on top.
+        #expect(placed.general.contains("id: unknown type"))
+        #expect(placed.general.contains("other: odd"))
+    }
+
+    @Test("JSON fields must parse; dates, times and local date-times are checked and converted in the form's zone")
+    func jsonAndTimes() throws {
+        let questions = try Self.form("questionnaire-set")
+        #expect(questions.data(from: ["questionnaire": "nutrition", "questions": "[{\"text\": \"x\""]).errors["questions"] != nil)
+        #expect(questions.data(from: ["questionnaire": "nutrition", "questions": "[]"]).data["questions"] == [])
+        let block = try Self.form("desk-block")
+        let minsk = try #require(TimeZone(identifier: "Europe/Minsk"))
+        let (data, errors) = block.data(from: ["start": "2026-11-23T18:30", "end": "2026-11-23T20:00"], zone: minsk)
+        #expect(errors.isEmpty)
+        #expect(data["start"] == "2026-11-23T15:30:00.000Z")
+        #expect(block.data(from: ["start": "tomorrow", "end": "2026-11-23T20:00"], zone: minsk).errors["start"] != nil)
+        let hours = try Self.form("park-hours")
+        #expect(hours.data(from: ["open": "25:00"]).errors["open"] == "a time such as 09:30")
+        #expect(hours.data(from: ["date": "2026-02-30"]).errors["date"] != nil)
+        // Shown back as the person typed it, in the same zone.
+        #expect(block.values(from: ["start": "2026-11-23T15:30:00.000Z"], zone: minsk)["start"] == "2026-11-23T18:30")
+    }
+
+    @Test("amounts in major units, exactly, both ways")
+    func money() {
+        #expect(MoneyText.minorUnits("12.5", exponent: 2) == 1250)
+        #expect(MoneyText.minorUnits("12,05", exponent: 2) == 1205)
+        #expect(MoneyText.minorUnits("-5", exponent: 2) == -500)
+        #expect(MoneyText.minorUnits("0.01", exponent: 2) == 1)
+        for bad in ["1.234", "abc", "--1", "1.", ".5", "1e3", "", "١٢", "99999999999999999999"] {
+            #expect(MoneyText.minorUnits(bad, exponent: 2) == nil, "\(bad)")
+        }
+        #expect(MoneyText.majorUnits(1250, exponent: 2) == "12.50")
+        #expect(MoneyText.majorUnits(-5, exponent: 2) == "-0.05")
+        #expect(MoneyText.majorUnits(7, exponent: 0) == "7")
+        for minor: Int64 in [0, 1, 99, 100, 123_456, -1_001] {
+            #expect(MoneyText.minorUnits(MoneyText.majorUnits(minor, exponent: 2), exponent: 2) == minor)
+        }
+    }
+
+    @Test("forms come back only to a path on this panel")
+    func localPaths() {
+        #expect(AdminPanel.localPath("/desk?date=2026-11-23") == "/desk?date=2026-11-23")
+        for bad in ["//evil.example", "/\\evil.example", "https://evil.example", "javascript:alert(1)", "desk", "/a b", nil] {
+            #expect(AdminPanel.localPath(bad) == nil, "\(bad ?? "nil")")
+        }
+    }
+
+    @Test("every form has its own id, names an operation, and only the desk's are for staff")
+    func catalog() {
+        let ids = FormCatalog.all.map(\.id)
+        #expect(Set(ids).count == ids.count)
+        for form in FormCatalog.all {
+            #expect(form.op.isEmpty || form.op.split(separator: ".").count >= 3, "\(form.id)")
+            let staff = form.role == .staff
+            #expect(staff == (form.op.hasPrefix("booking.staff.")), "\(form.id): \(form.op)")
+            // A destructive form with a file cannot carry the file through its confirmation.
+            #expect(form.confirm == nil || form.imageFields.isEmpty, "\(form.id)")
+        }
+        #expect(PanelRole.staff.allows(.admin) == false)
+        #expect(PanelRole.admin.allows(.staff))
+        #expect(PanelRole.of(["recipient", "staff"]) == .staff)
+        #expect(PanelRole.of(["recipient"]) == nil)
+    }
+
+    @Test("charts: one bar per point, labels escaped, a readable scale, no data said so")
+    func charts() {
+        let svg = SVGChart.bars([.init("<b>&", 3), .init("b", 7)], title: "T \"x\"")
+        #expect(svg.components(separatedBy: "<rect ").count - 1 == 2)
+        #expect(svg.contains("&lt;b&gt;&amp;"))
+        #expect(!svg.contains("<b>&"))
+        #expect(svg.contains("aria-label=\"T &quot;x&quot;\""))
+        #expect(svg.contains(">10</text>"))  // 7 rounds up to a scale of 10
+        #expect(SVGChart.bars([], title: "none").contains("no data"))
+        #expect(SVGChart.niceCeiling(0) == 1)
+        #expect(SVGChart.niceCeiling(230) == 250)
+    }
+
+    @Test("form bodies: URL-encoded and multipart with a file")
+    func bodies() throws {
+        #expect(FormBody.urlEncoded("a=1&b=x+y%26z&a=2&c") == ["a": "1", "b": "x y&z", "c": ""])
+        let boundary = "XyZ"
+        let text = "--XyZ\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nSwim\r\n--XyZ\r\nContent-Disposition: form-data; name=\"icon__file\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n\u{1}\u{2}\u{3}\r\n--XyZ\r\nContent-Disposition: form-data; name=\"empty__file\"; filename=\"\"\r\n\r\n\r\n--XyZ--\r\n"
+        let body = try FormBody.multipart(ByteBuffer(string: text), boundary: boundary)
+        #expect(body.values["title"] == "Swim")
+        #expect(body.files["icon__file"] == Data([1, 2, 3]))
+        #expect(body.files["empty__file"] == nil)
+        #expect(FormBody.boundary(of: "multipart/form-data; boundary=\"XyZ\"") == "XyZ")
+    }
+
+    @Test("sessions end after the idle time; concurrent requests share one refresh")
+    func sessions() async throws {
+        let store = SessionStore(idleTimeout: 60, absoluteTimeout: 3_600)
+        let start = Date()
+        let tokens = SessionStore.Tokens(access: "a1", accessExpiresAt: start.addingTimeInterval(10), refresh: "r1")
+        let session = store.create(userID: "u", name: "Anna", roles: ["admin"], locale: "en", tokens: tokens, now: start)
+        #expect(session.id.count == 64 && session.csrf.count == 64 && session.id != session.csrf)
+        #expect(store.session(id: session.id, now: start.addingTimeInterval(59)) != nil)
+        #expect(store.session(id: session.id, now: start.addingTimeInterval(59 + 61)) == nil)
+
+        let live = store.create(userID: "u", name: "Anna", roles: ["admin"], locale: "en", tokens: tokens)
+        let calls = Counter()
+        let refreshed = await withTaskGroup(of: String?.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    await store.fresh(live) { refresh in
+                        calls.increment()
+                        try? await Task.sleep(for: .milliseconds(50))
+                        return SessionStore.Tokens(access: "a2", accessExpiresAt: Date().addingTimeInterval(300), refresh: refresh + "+")
+                    }?.accessToken
+                }
+            }
+            var tokens: [String?] = []
+            for await token in group { tokens.append(token) }
+            return tokens
+        }
+        #expect(refreshed.allSatisfy { $0 == "a2" })
+        #expect(calls.value == 1)
+        #expect(store.session(id: live.id)?.refreshToken == "r1+")
+        // A refused refresh ends the session.
+        store.update(live.id) { $0.accessExpiresAt = Date() }
+        let gone = await store.fresh(store.session(id: live.id)!) { _ in nil }
+        #expect(gone == nil && store.session(id: live.id) == nil)
+    }
+}
+
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
+
+import Synchronization
