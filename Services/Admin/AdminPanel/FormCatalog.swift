@@ -20,7 +20,7 @@ enum FormCatalog {
     static let bodyParts = ["chest", "back", "shoulders", "arms", "core", "legs", "full_body"].map { Choice($0, $0.replacingOccurrences(of: "_", with: " ")) }
     static let motorAbilities = ["strength", "endurance", "speed"].map { Choice($0) }
 
-    static let all: [AdminForm] = users + goals + notifications + catalogs + park + desk
+    static let all: [AdminForm] = users + goals + notifications + catalogs + park + desk + operations
 
     // MARK: Users
 
@@ -225,6 +225,46 @@ enum FormCatalog {
             ], success: "Package saved."),
     ]
 
+    // MARK: Operations: payments, deliveries, body options
+
+    static let bodyOptionFields = [
+        FormField("kind", "Kind", .choice([Choice("figure"), Choice("shape")]), required: true),
+        FormField("sex", "Sex", .choice([Choice("female"), Choice("male")]), required: true), FormField("title", "Title", required: true),
+        FormField("position", "Position", .integer), FormField("image", "Picture", .image(service: "goals")),
+    ]
+
+    static let operations: [AdminForm] = [
+        AdminForm(
+            id: "payment-reconcile", op: "booking.admin.payments.reconcile", title: "Settle the payment by hand", submit: "Settle",
+            fields: [
+                FormField("payment", "Payment", .hidden, required: true),
+                FormField(
+                    "outcome", "What the provider says",
+                    .choice([Choice("succeeded", "it succeeded: credit the pass"), Choice("failed", "it failed: close it")]), required: true),
+                FormField("reason", "How you checked", required: true),
+            ], confirm: "Settle this payment by hand? A success credits the rider's pass.", success: "Payment settled."),
+        AdminForm(
+            id: "auth-retry", op: "auth.delivery.retry", title: "Send again", submit: "Send again",
+            fields: [FormField("id", "Message", .hidden, required: true)], success: "Queued again."),
+        AdminForm(
+            id: "push-retry", op: "reminders.delivery.retry", title: "Send again", submit: "Send again",
+            fields: [FormField("id", "Message", .hidden, required: true)], success: "Queued again."),
+        AdminForm(
+            id: "body-option-new", op: "goals.admin.body_options.save", title: "New figure or shape", submit: "Add", fields: bodyOptionFields,
+            success: "Option added."),
+        AdminForm(
+            id: "body-option-edit", op: "goals.admin.body_options.save", title: "Edit the option",
+            fields: [FormField("id", "Option", .hidden, required: true)] + bodyOptionFields.filter { $0.name != "kind" && $0.name != "sex" },
+            success: "Option saved."),
+        AdminForm(
+            id: "body-option-retire", op: "goals.admin.body_options.retire", title: "Take off offer", submit: "Take off offer",
+            fields: [FormField("id", "Option", .hidden, required: true)], confirm: "Take this option off offer? Profiles that use it keep it.",
+            success: "The option is off offer.", danger: true, fixed: ["retired": true]),
+        AdminForm(
+            id: "body-option-restore", op: "goals.admin.body_options.retire", title: "Offer again", submit: "Offer again",
+            fields: [FormField("id", "Option", .hidden, required: true)], success: "The option is on offer again.", fixed: ["retired": false]),
+    ]
+
     // MARK: The desk (staff)
 
     static let desk: [AdminForm] = [
@@ -265,6 +305,10 @@ enum FormCatalog {
                 FormField("cancelBookings", "Cancel and refund the bookings inside it", .boolean),
             ], confirm: "Close this period? No one can book it; with the box ticked, its bookings are cancelled and refunded.",
             success: "Period closed; {cancelled} bookings cancelled.", danger: true),
+        AdminForm(
+            id: "desk-unblock", op: "booking.staff.blocks.remove", role: .staff, title: "Open the period again", submit: "Open again",
+            fields: [FormField("id", "Block", .hidden, required: true), FormField("reason", "Reason", .hidden)],
+            confirm: "Open this period for booking again? Bookings cancelled when it was closed stay cancelled.", success: "The period is open again."),
         AdminForm(
             id: "rider-credit", op: "booking.staff.pass.adjust", role: .staff, title: "Credit or debit the pass", submit: "Apply",
             fields: [

@@ -96,6 +96,10 @@ enum PageCatalog {
         PageRoute(path: "/desk", role: .staff, handler: DeskPages.day),
         PageRoute(path: "/riders/:id", role: .staff, parameters: ["id"], handler: DeskPages.rider),
         PageRoute(path: "/monitoring", role: .admin, handler: MonitoringPages.services),
+        PageRoute(path: "/activity", role: .admin, handler: OperationsPages.activity),
+        PageRoute(path: "/payments", role: .admin, handler: OperationsPages.payments),
+        PageRoute(path: "/deliveries", role: .admin, handler: OperationsPages.deliveries),
+        PageRoute(path: "/goals/body-options", role: .admin, handler: OperationsPages.bodyOptions),
     ]
 
     static func nav(for role: PanelRole) -> [(label: String, href: String)] {
@@ -103,10 +107,11 @@ enum PageCatalog {
         case .staff: [("Desk", "/desk")]
         case .admin:
             [
-                ("Overview", "/"), ("Users", "/users"), ("Goal types", "/goals/types"), ("Groups", "/goals/groups"), ("Texts", "/goals/texts"),
+                ("Overview", "/"), ("Monitoring", "/monitoring"), ("Activity", "/activity"), ("Users", "/users"), ("Goal types", "/goals/types"),
+                ("Groups", "/goals/groups"), ("Body options", "/goals/body-options"), ("Texts", "/goals/texts"),
                 ("Questionnaires", "/goals/questionnaires"), ("Inbox", "/goals/inbox"), ("Broadcasts", "/broadcasts"),
-                ("Notifications", "/notifications"), ("Savings", "/savings"), ("Fitness", "/fitness"), ("Park", "/park"), ("Desk", "/desk"),
-                ("Monitoring", "/monitoring"),
+                ("Notifications", "/notifications"), ("Deliveries", "/deliveries"), ("Savings", "/savings"), ("Fitness", "/fitness"),
+                ("Park", "/park"), ("Payments", "/payments"), ("Desk", "/desk"),
             ]
         }
     }

@@ -114,7 +114,19 @@ enum DeskPages {
                     html: starts.isEmpty
                         ? "<p class=\"empty\">No slot can be booked this day.</p>"
                         : kit.form("desk-walk-in", values: ["payWith": "cash"], choices: ["cable": cables, "start": starts])),
-                Block(html: kit.form("desk-block", values: ["start": dayStart, "end": "\(date.description)T23:59"], zone: zone, choices: ["cable": cables])),
+                Block(
+                    heading: "Closed periods",
+                    html: kit.table(
+                        ["From", "Until", "Cable", "Reason", ""],
+                        (answer["blocks"]?.arrayValue ?? []).map { block in
+                            [
+                                Cell(LocalDateTimeText.text(Instant.parse(block["start"]?.stringValue ?? "") ?? now, zone: zone).replacingOccurrences(of: "T", with: " ")),
+                                Cell(LocalDateTimeText.text(Instant.parse(block["end"]?.stringValue ?? "") ?? now, zone: zone).replacingOccurrences(of: "T", with: " ")),
+                                Cell(block["cable"]?.stringValue ?? "every cable"), Cell(block["reason"]?.stringValue ?? ""),
+                                Cell(actions: [kit.action("desk-unblock", "Open again", ["id": block["id"]?.stringValue ?? "", "reason": "opened at the desk"])]),
+                            ]
+                        }, empty: "Nothing is closed this day.")
+                        + kit.form("desk-block", values: ["start": dayStart, "end": "\(date.description)T23:59"], zone: zone, choices: ["cable": cables])),
             ])
     }
 

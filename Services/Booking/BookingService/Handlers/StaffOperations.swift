@@ -23,7 +23,7 @@ struct StaffOperations: Sendable {
         let riders = self.riders, state = self.state
         return .task(
             "booking.staff.day",
-            summary: "The day's schedule across all cables: every slot with its bookings and each rider's name and phone, and the list of all the day's bookings.",
+            summary: "The day's schedule across all cables: every slot with its bookings and each rider's name and phone, the list of all the day's bookings, and the blocked periods that overlap the day's slots (to remove with booking.staff.blocks.remove).",
             auth: Self.staff, request: .object(["date": .string(format: .date)], required: ["date"]),
             response: .object(
                 [
@@ -40,16 +40,37 @@ struct StaffOperations: Sendable {
                         maxItems: 100_000).described("every slot of the day on every cable, with its bookings"),
                     "bookings": .array(of: BookingView.staffSchema, maxItems: 100_000)
                         .described("every booking of the day, also those off today's grid"),
-                ], required: ["date", "items", "bookings"])
+                    "blocks": .array(
+                        of: .object(
+                            [
+                                "id": .string(), "cable": JSONSchema.string().nullable().described("null: every cable"),
+                                "start": .string(format: .dateTime), "end": .string(format: .dateTime), "reason": .string(),
+                            ], required: ["id", "cable", "start", "end", "reason"]), maxItems: 10_000),
+                ], required: ["date", "items", "bookings", "blocks"])
         ) { (context, input: DayRequest) in
             let date = try ParkDates.parse(input.date, field: "date")
-            let (slots, bookings) = try await context.database().read { db in
+            let (slots, bookings, blocks) = try await context.database().read { db in
                 let park = try state.configuration(db)
                 let slots = try RiderOperations.availability(db, park: park, date: date, cable: nil, now: Date())
                 let bookings = try Row.fetchAll(
                     db, sql: "SELECT * FROM booking WHERE local_date = ? ORDER BY start_at, cable_id, created_at", arguments: [date.description]
                 ).map(BookingView.init(row:))
-                return (slots, bookings)
+                // The day's span: its slots and its bookings (also those off the grid).
+                let starts = slots.map(\.start) + bookings.map(\.start)
+                let ends = slots.map(\.end) + bookings.map(\.end)
+                var blocks: [JSONValue] = []
+                if let from = starts.min(), let to = ends.max() {
+                    blocks = try Row.fetchAll(
+                        db, sql: "SELECT id, cable_id, start_at, end_at, reason FROM block WHERE start_at < ? AND end_at > ? ORDER BY start_at, id",
+                        arguments: [to, from]
+                    ).map { row in
+                        [
+                            "id": .string(row["id"]), "cable": (row["cable_id"] as String?).map { .string($0) } ?? .null,
+                            "start": .string(row["start_at"]), "end": .string(row["end_at"]), "reason": .string(row["reason"]),
+                        ]
+                    }
+                }
+                return (slots, bookings, blocks)
             }
             let people = await riders.lookup(Set(bookings.map(\.userId)))
             let items: [JSONValue] = try slots.map { slot in
@@ -72,7 +93,7 @@ struct StaffOperations: Sendable {
                 entry["rider"] = people[booking.userId] ?? ["name": "unknown", "phone": nil]
                 return .object(entry)
             }
-            return ["date": .string(date.description), "items": .array(items), "bookings": .array(all)] as JSONValue
+            return ["date": .string(date.description), "items": .array(items), "bookings": .array(all), "blocks": .array(blocks)] as JSONValue
         }
     }
 
