@@ -153,6 +153,27 @@ struct AdminRulesTests {
         #expect(FormBody.boundary(of: "multipart/form-data; boundary=\"XyZ\"") == "XyZ")
     }
 
+    @Test("the session cookie is HttpOnly and SameSite=Strict, and Secure when the panel's public address is https")
+    func cookieFlags() async throws {
+        var configuration = PlatformConfiguration()
+        configuration.adminBind = "127.0.0.1:0"
+        for (url, secure) in [("https://admin.park.example", true), ("http://127.0.0.1:8081", false)] {
+            let settings = try AdminSettings(configuration: configuration, environment: ["BACKEND_ADMIN_PUBLIC_URL": url])
+            let gateway = try GatewayLink(configuration: configuration)
+            let panel = try AdminPanel(settings: settings, gateway: gateway, logger: .init(label: "test"))
+            let cookie = panel.sessionCookie("abc", maxAge: 60)
+            #expect(cookie.hasPrefix("admin_session=abc; Path=/; Max-Age=60; HttpOnly; SameSite=Strict"))
+            #expect(cookie.hasSuffix("; Secure") == secure)
+            #expect(panel.loginCookie("x", maxAge: 60).contains("HttpOnly; SameSite=Strict"))
+            await gateway.close()
+        }
+        #expect(throws: ConfigurationError.self) {
+            var bad = PlatformConfiguration()
+            bad.adminBind = "nowhere"
+            _ = try AdminSettings(configuration: bad)
+        }
+    }
+
     @Test("sessions end after the idle time; concurrent requests share one refresh")
     func sessions() async throws {
         let store = SessionStore(idleTimeout: 60, absoluteTimeout: 3_600)

@@ -62,7 +62,8 @@ extension AdminPanel {
         let (data, errors) = form.data(from: values, zone: zone)
         let problems = errors.merging(uploadErrors) { first, _ in first }
         guard problems.isEmpty else {
-            return formPage(form, session: session, values: values, errors: problems, returnTo: returnTo, zone: zone, idem: idem)
+            // A new key: the next submit may carry another file or other values.
+            return formPage(form, session: session, values: values, errors: problems, returnTo: returnTo, zone: zone, idem: SessionStore.randomToken())
         }
         if form.op.isEmpty {
             // An upload on its own: the image's id is what the person needs next.
