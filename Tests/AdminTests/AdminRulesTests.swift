@@ -165,6 +165,11 @@ struct AdminRulesTests {
             #expect(cookie.hasPrefix("admin_session=abc; Path=/; Max-Age=60; HttpOnly; SameSite=Strict"))
             #expect(cookie.hasSuffix("; Secure") == secure)
             #expect(panel.loginCookie("x", maxAge: 60).contains("HttpOnly; SameSite=Strict"))
+            // Only sign-in tokens the panel issued pass: not a planted value, not a changed one.
+            let token = panel.loginToken()
+            #expect(panel.isIssued(token))
+            #expect(!panel.isIssued("x") && !panel.isIssued(String(repeating: "a", count: 64) + "." + String(repeating: "b", count: 64)))
+            #expect(!panel.isIssued(String(token.dropLast()) + (token.last == "0" ? "1" : "0")))
             await gateway.close()
         }
         #expect(throws: ConfigurationError.self) {

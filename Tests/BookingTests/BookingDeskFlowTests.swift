@@ -61,6 +61,28 @@ struct BookingDeskFlowTests {
         }
     }
 
+    @Test("a walk-in submitted twice at once (a double click): both copies get the one booking, neither a refusal")
+    func doubleSubmittedWalkIn() async throws {
+        try await BookingFlowTests.Park.with(capacity: 1) { park in
+            let stack = park.stack
+            let (staff, _) = try await Self.staff(park)
+            let slot = try #require(try await BookingFlowTests.bookableSlots(stack.client).first?["start"])
+            let walkIn: JSONValue = ["phone": "+375295550099", "firstName": "Double", "lastName": "Click", "cable": "reverse-1", "start": slot, "payWith": "cash"]
+            let client = stack.client
+            let replies = try await withThrowingTaskGroup(of: Reply.Parsed.self) { group in
+                for _ in 0..<6 {
+                    group.addTask {
+                        try await client.call("booking.staff.book", data: walkIn, token: staff, idem: "desk-double-click", timeout: .seconds(30), attempts: 1)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let refusals = replies.compactMap(\.error)
+            #expect(refusals.isEmpty, "\(refusals)")
+            #expect(Set(replies.compactMap { $0.data?["booking"]?["id"] }).count == 1)
+        }
+    }
+
     @Test("staff book a walk-in for cash, credit a pass, close a stormy afternoon with refunds and correct a mark; the ledger and the log show each step")
     func deskDay() async throws {
         try await BookingFlowTests.Park.with(capacity: 2) { park in

@@ -153,13 +153,36 @@ struct RuntimeTests {
             return
         }
         let names = operations.compactMap { $0["op"]?.stringValue }
-        #expect(Set(names) == ["test.put", "test.mine.put", "test.count", "test.slow", "test.fail", "test.me", "test.admin", "test.health", "test.describe", "test.events.replay"])
+        #expect(Set(names) == ["test.put", "test.mine.put", "test.count", "test.slow", "test.fail", "test.me", "test.admin", "test.health", "test.describe", "test.events.replay", "test.metrics"])
         let put = try #require(operations.first { $0["op"] == "test.put" })
         #expect(put["request"]?["required"] == ["key", "value"])
         #expect(operations.first { $0["op"] == "test.events.replay" }?["auth"] == "internal")
         #expect(reply.data?["events"]?.objectValue == nil)
         #expect(reply.data?["events"]?[0]?["type"] == "test.item.put")
         #expect(reply.data?["events"]?[0]?["data"]?["required"] == ["key", "value"])
+        await service.stop()
+    }
+
+    @Test("metrics count what the service answered, errors by code, health checks left out; admins only")
+    func metrics() async throws {
+        // Counts are kept per service name in a process: a name of its own.
+        let service = try await InProcessService(TestService.definition(name: "counted"))
+        let before = try #require(try await service.call("counted.metrics", as: .user("root", roles: ["admin"]), idempotent: true).data)
+        for _ in 0..<5 { _ = try await service.call("counted.health", idempotent: true) }
+        #expect(try await service.call("counted.me", as: .user("ann", roles: ["recipient"]), idempotent: true).ok)
+        #expect(try await service.call("counted.admin", as: .user("ann", roles: ["recipient"]), idempotent: true).error?.code == .forbidden)
+        #expect(try await service.call("counted.metrics", as: .user("ann", roles: ["recipient"]), idempotent: true).error?.code == .forbidden)
+        let after = try #require(try await service.call("counted.metrics", as: .user("root", roles: ["admin"]), idempotent: true).data)
+        func count(_ value: JSONValue, _ path: String...) -> Int64 {
+            var current: JSONValue? = value
+            for part in path { current = current?[part] }
+            return current?.integerValue ?? 0
+        }
+        // test.me, two refusals and the first metrics call; not the five health checks.
+        #expect(count(after, "total", "requests") - count(before, "total", "requests") == 4)
+        #expect(count(after, "lastHour", "errorsByCode", "forbidden") - count(before, "lastHour", "errorsByCode", "forbidden") == 2)
+        #expect(after["minutes"]?.arrayValue?.count == 60)
+        #expect(["integer", "number"].contains(after["total"]?["p99Ms"]?.typeName ?? "null"))
         await service.stop()
     }
 

@@ -18,8 +18,10 @@ extension AdminPanel {
         let body: FormBody
         do {
             body = try await FormBody.read(request, limit: settings.maxBodyBytes)
+        } catch let error as HTTPError where error.status == .contentTooLarge {
+            return refuse("The form is too large: an image may be at most 512 KiB.", .contentTooLarge)
         } catch {
-            return refuse("The form could not be read (an image may be over 512 KiB).", .contentTooLarge)
+            return refuse("The form could not be read; reload the page and try again.", .badRequest)
         }
         guard Self.same(body.values["_csrf"] ?? "", session.csrf) else {
             return refuse("This form has expired or did not come from this panel: go back, reload the page and try again.", .forbidden)
@@ -60,10 +62,15 @@ extension AdminPanel {
             }
         }
         let (data, errors) = form.data(from: values, zone: zone)
-        let problems = errors.merging(uploadErrors) { first, _ in first }
+        // What the upload said beats "required" (the file was there, but refused).
+        let problems = errors.merging(uploadErrors) { _, upload in upload }
         guard problems.isEmpty else {
+            // A hidden field's problem cannot be shown beside it: on top, then.
+            let placed = form.placing(problems)
             // A new key: the next submit may carry another file or other values.
-            return formPage(form, session: session, values: values, errors: problems, returnTo: returnTo, zone: zone, idem: SessionStore.randomToken())
+            return formPage(
+                form, session: session, values: values, errors: placed.byField, general: placed.general, returnTo: returnTo, zone: zone,
+                idem: SessionStore.randomToken())
         }
         if form.op.isEmpty {
             // An upload on its own: the image's id is what the person needs next.
@@ -85,9 +92,21 @@ extension AdminPanel {
             let placed = form.placing(error.fields)
             var general = placed.general
             if error.fields.isEmpty || !general.isEmpty || placed.byField.isEmpty { general.insert(Self.explain(error), at: 0) }
+            // No answer may still mean done: the same key again, so a retry cannot write twice.
+            // A refusal is final for that key: the next try is a new request.
+            let unanswered = error.code == .unavailable || error.code == .timeout
+            let status: HTTPResponse.Status =
+                switch error.code {
+                case .validationFailed: .unprocessableContent
+                case .forbidden: .forbidden
+                case .notFound: .notFound
+                case .rateLimited: .tooManyRequests
+                case .unavailable, .timeout: .serviceUnavailable
+                default: .conflict
+                }
             return formPage(
                 form, session: session, values: values, errors: placed.byField, general: general, returnTo: returnTo, zone: zone,
-                idem: SessionStore.randomToken(), status: error.code == .validationFailed ? .unprocessableContent : .conflict)
+                idem: unanswered ? idem : SessionStore.randomToken(), status: status)
         }
     }
 

@@ -65,6 +65,9 @@ public final class AdminPanel: Sendable {
     let renderer: Renderer
     let logger: Logger
     let forms: [String: AdminForm]
+    /// Signs the sign-in form's tokens, so only tokens this panel issued pass (a cookie
+    /// planted by someone else does not); new at every start.
+    let loginKey = Digest.randomBytes(32)
     static let cookieName = "admin_session"
     static let loginCookieName = "admin_login"
 
@@ -123,8 +126,21 @@ public final class AdminPanel: Sendable {
         "\(Self.loginCookieName)=\(value); Path=/login; Max-Age=\(maxAge); HttpOnly; SameSite=Strict\(settings.secureCookies ? "; Secure" : "")"
     }
 
+    /// A sign-in token: a random nonce and its HMAC under ``loginKey``.
+    func loginToken() -> String {
+        let nonce = SessionStore.randomToken()
+        return nonce + "." + Digest.hex(Digest.hmacSHA256(key: loginKey, message: Array(nonce.utf8)))
+    }
+
+    /// Whether a sign-in token is one this panel issued.
+    func isIssued(_ token: String) -> Bool {
+        let parts = token.split(separator: ".")
+        guard parts.count == 2, parts[0].count == 64 else { return false }
+        return Self.same(String(parts[1]), Digest.hex(Digest.hmacSHA256(key: loginKey, message: Array(parts[0].utf8))))
+    }
+
     func loginPage(_ request: Request, context: AdminRequestContext, error: String? = nil, email: String = "", status: HTTPResponse.Status = .ok) -> Response {
-        let token = SessionStore.randomToken()
+        let token = loginToken()
         let next = Self.localPath(request.uri.queryParameters["next"].map(String.init)) ?? "/"
         let body = renderer.login(error: error, email: email, next: next, loginToken: token)
         var response = html(renderer.layout(title: "Sign in", body: body, session: nil, nav: [], current: "/login", flash: nil), status: status)
@@ -138,7 +154,9 @@ public final class AdminPanel: Sendable {
         }
         let email = form.values["email"] ?? ""
         // Login CSRF: the token in the form must be the one this browser got as a cookie.
-        guard let cookie = request.cookies[Self.loginCookieName]?.value, let posted = form.values["_csrf"], Self.same(cookie, posted) else {
+        guard let cookie = request.cookies[Self.loginCookieName]?.value, let posted = form.values["_csrf"], Self.same(cookie, posted),
+            isIssued(posted)
+        else {
             return loginPage(request, context: context, error: "The sign-in form expired; please sign in again.", email: email, status: .forbidden)
         }
         let answer = await gateway.call(
@@ -174,9 +192,15 @@ public final class AdminPanel: Sendable {
     }
 
     func logout(_ request: Request, context: AdminRequestContext) async -> Response {
-        if let id = request.cookies[Self.cookieName]?.value, let session = sessions.session(id: id),
-            let form = try? await FormBody.read(request, limit: 16_384), Self.same(form.values["_csrf"] ?? "", session.csrf)
-        {
+        if let id = request.cookies[Self.cookieName]?.value, let session = sessions.session(id: id) {
+            // Without the session's token nothing happens: the page says so, and the
+            // session (and the cookie) stay as they are rather than seeming to end.
+            guard let form = try? await FormBody.read(request, limit: 16_384), Self.same(form.values["_csrf"] ?? "", session.csrf) else {
+                return html(
+                    renderer.layout(
+                        title: "Not signed out", body: renderer.message("Use the Sign out button of the panel's own pages.", link: ("Back", "/")),
+                        session: session, nav: PageCatalog.nav(for: session.role), current: "", flash: nil), status: .forbidden)
+            }
             _ = await gateway.call("auth.logout", token: session.accessToken, client: context.peer)
             sessions.remove(id)
         }
@@ -219,7 +243,14 @@ public final class AdminPanel: Sendable {
                 sessions.remove(session.id)
                 return redirect("/login")
             }
-            let status: HTTPResponse.Status = error.code == .notFound ? .notFound : error.code == .forbidden ? .forbidden : .badGateway
+            let status: HTTPResponse.Status =
+                switch error.code {
+                case .notFound: .notFound
+                case .forbidden: .forbidden
+                case .validationFailed, .badRequest: .badRequest
+                case .rateLimited: .tooManyRequests
+                default: .badGateway
+                }
             return html(
                 renderer.layout(
                     title: error.code == .notFound ? "Not found" : "Something went wrong", body: renderer.message(Self.explain(error)),

@@ -61,7 +61,12 @@ struct DeskOperations: Sendable {
             if input.user == DeletedRider.id { throw ServiceError.notFound("no such rider") }
             if input.user == actor { throw StaffOperations.ownAccount }
             if let earlier = try await context.earlierReply(as: Booked.self) { return earlier }
-            return try await deskLine.run { try await Self.book(input, actor: actor, context: context, riders: riders, state: state) }
+            return try await deskLine.run {
+                // Asked again in the line: a double submit waits behind its first copy and
+                // gets that copy's reply, not a refusal from the place it took.
+                if let earlier = try await context.earlierReply(as: Booked.self) { return earlier }
+                return try await Self.book(input, actor: actor, context: context, riders: riders, state: state)
+            }
         }
     }
 
