@@ -16,7 +16,6 @@ import time
 from selenium import webdriver
 from selenium.common.exceptions import NoSuchElementException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 parser = argparse.ArgumentParser()
@@ -70,7 +69,16 @@ def click(element):
     """Clicks something that loads a new page, and waits until it has."""
     old = driver.find_element(By.TAG_NAME, "html")
     element.click()
-    WebDriverWait(driver, 20).until(expected_conditions.staleness_of(old))
+
+    def replaced(_):
+        # The old page's element is gone (stale, or unknown to the inspector: both mean the page changed).
+        try:
+            old.is_enabled()
+            return False
+        except Exception:
+            return True
+
+    WebDriverWait(driver, 20).until(replaced)
 
 
 def open_page(path):
@@ -166,7 +174,9 @@ try:
     shot("park-error")
 
     for name, path in [("park", "/park"), ("monitoring", "/monitoring"), ("inbox", "/goals/inbox"), ("fitness", "/fitness"),
-                       ("savings", "/savings"), ("notifications", "/notifications"), ("questionnaires", "/goals/questionnaires")]:
+                       ("savings", "/savings"), ("notifications", "/notifications"), ("questionnaires", "/goals/questionnaires"),
+                       ("activity", "/activity"), ("payments", "/payments"), ("deliveries", "/deliveries"),
+                       ("body-options", "/goals/body-options"), ("groups", "/goals/groups"), ("texts", "/goals/texts")]:
         open_page(path)
         check(driver.find_elements(By.TAG_NAME, "h1") and "Something went wrong" not in text(), f"{path} opens")
         shot(name)
@@ -223,6 +233,19 @@ try:
     check("Marked no-show" in flash(), f"staff mark a no-show ({flash()})")
     row = [r for r in driver.find_elements(By.CSS_SELECTOR, "table tbody tr") if args.booked_rider in r.text][0]
     check("no show" in row.text, "the day shows the no-show")
+
+    # Close the rest of the day (a confirmation first), then open it again.
+    closing = form("desk-block")
+    closing.find_element(By.NAME, "reason").send_keys("storm")
+    click(closing.find_element(By.CSS_SELECTOR, "button[type=submit]"))
+    check("Close this period?" in text(), "closing a period asks for confirmation first")
+    click(driver.find_element(By.CSS_SELECTOR, "main form button.danger"))
+    check("Period closed" in flash(), f"staff close a period ({flash()})")
+    check("storm" in driver.find_element(By.XPATH, "//h2[text()='Closed periods']/..").text, "the closed period is listed")
+    click([b for b in driver.find_elements(By.CSS_SELECTOR, "button") if b.text == "Open again"][0])
+    click(driver.find_element(By.CSS_SELECTOR, "main form button.danger"))
+    check("open again" in flash(), f"and open it again ({flash()})")
+    row = [r for r in driver.find_elements(By.CSS_SELECTOR, "table tbody tr") if args.booked_rider in r.text][0]
     click(row.find_element(By.CSS_SELECTOR, "a"))
     check("Ledger" in text() and "no show" in text(), "the rider's page shows bookings and ledger")
     shot("rider")
