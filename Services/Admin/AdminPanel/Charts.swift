@@ -45,8 +45,10 @@ public enum SVGChart {
         var labelled = Set([0, points.count / 2, points.count - 1])
         if points.count <= 12 { labelled = Set(points.indices) }
         for index in labelled.sorted() {
-            let x = left + slot * (Double(index) + 0.5)
-            svg += ##"<text x="\##(format(x))" y="\##(height - 8)" text-anchor="middle" font-size="11" fill="#555">\##(escape(points[index].label))</text>"##
+            // The first and last labels lean inwards, so they stay inside the chart.
+            let anchor = points.count > 12 && index == 0 ? "start" : points.count > 12 && index == points.count - 1 ? "end" : "middle"
+            let x = anchor == "start" ? left : anchor == "end" ? Double(width - 8) : left + slot * (Double(index) + 0.5)
+            svg += ##"<text x="\##(format(x))" y="\##(height - 8)" text-anchor="\##(anchor)" font-size="11" fill="#555">\##(escape(points[index].label))</text>"##
         }
         return svg + "</svg>"
     }
