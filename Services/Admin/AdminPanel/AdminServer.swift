@@ -42,7 +42,9 @@ struct Visit: Sendable {
     var query: [String: String]
     var clientAddress: String
 
-    var format: Formatting { Formatting(locale: session.locale) }
+    var format: Formatting {
+        Formatting(locale: session.locale, zone: TimeZone(identifier: session.timeZone) ?? TimeZone(identifier: "UTC")!)
+    }
     func query(_ name: String) -> String? { query[name].flatMap { $0.isEmpty ? nil : $0 } }
 }
 
@@ -181,7 +183,11 @@ public final class AdminPanel: Sendable {
             let profile = (try? await gateway.call("auth.profile.get", token: parsed.access, client: context.peer).get()) ?? [:]
             let name = [profile["firstName"]?.stringValue, profile["lastName"]?.stringValue].compactMap { $0 }.joined(separator: " ")
             let locale = profile["locale"]?.stringValue ?? Self.browserLocale(request) ?? "en"
-            let session = sessions.create(userID: userID, name: name.isEmpty ? email : name, roles: roles, locale: locale, tokens: parsed)
+            var session = sessions.create(userID: userID, name: name.isEmpty ? email : name, roles: roles, locale: locale, tokens: parsed)
+            if let zone = profile["timeZone"]?.stringValue, TimeZone(identifier: zone) != nil {
+                sessions.update(session.id) { $0.timeZone = zone }
+                session.timeZone = zone
+            }
             logger.info("signed in", metadata: ["user": "\(userID)", "role": "\(session.role.rawValue)"])
             let next = Self.localPath(form.values["next"]) ?? "/"
             var response = redirect(next == "/login" ? "/" : next)

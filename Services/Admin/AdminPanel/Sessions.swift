@@ -29,6 +29,8 @@ public struct AdminSession: Sendable {
     public var name: String
     public var roles: Set<String>
     public var locale: String
+    /// The admin's time zone (their profile's), for dates and times on the pages.
+    public var timeZone: String = "UTC"
     public var accessToken: String
     public var accessExpiresAt: Date
     public var refreshToken: String

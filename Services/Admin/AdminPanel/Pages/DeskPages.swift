@@ -45,7 +45,8 @@ enum DeskPages {
         }
         let zone = park["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) ?? TimeZone(identifier: "UTC")!
         let today = LocalDateTimeText.text(Date(), zone: zone).prefix(10)
-        let date = kit.visit.query("date").flatMap(LocalDate.init) ?? LocalDate(String(today))!
+        let asked = kit.visit.query("date")
+        let date = asked.flatMap(LocalDate.init) ?? LocalDate(String(today))!
         let answer: JSONValue
         switch await kit.call("booking.staff.day", ["date": .string(date.description)]) {
         case .success(let value): answer = value
@@ -104,7 +105,9 @@ enum DeskPages {
             "The day at the park: \(kit.format.date(date.description))",
             [
                 Block(
-                    heading: "Bookings", text: "Times in the park's zone (\(zone.identifier)). Marks are possible once a training has started.",
+                    heading: "Bookings",
+                    text: (asked != nil && LocalDate(asked!) == nil ? "“\(asked!.prefix(40))” is not a date (YYYY-MM-DD): today is shown. " : "")
+                        + "Times in the park's zone (\(zone.identifier)). Marks are possible once a training has started.",
                     html: picker + kit.table(["Time", "Cable", "Rider", "Status", "Paid with", ""], rows, empty: "No bookings this day."), wide: true),
                 Block(
                     heading: "Slots", text: "Places booked per slot and cable; closed: past, blocked or full.",
