@@ -10,7 +10,7 @@ struct Ctl: AsyncParsableCommand {
         commandName: "ctl",
         abstract: "Talk to the backend through its gateway.",
         discussion: "Endpoints come from the BACKEND_* environment variables or the flags (see README).",
-        subcommands: [Call.self, Health.self, Describe.self, Events.self, Solve.self])
+        subcommands: [Call.self, Health.self, Describe.self, Events.self, Solve.self, Backup.self, Restore.self])
 }
 
 /// Options every subcommand shares.
@@ -252,5 +252,68 @@ struct Solve: ParsableCommand {
     func run() throws {
         guard (0...32).contains(difficulty) else { throw ValidationError("difficulty must be 0 to 32") }
         print(ProofOfWork.solve(nonce: nonce, difficulty: difficulty))
+    }
+}
+
+/// `ctl backup <service|all> <folder>`: an online, consistent copy of each database,
+/// taken beside the running service (on the host or in the container that holds its data
+/// folder).
+struct Backup: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Back up a service's database (or all) into a folder while the stack serves traffic.",
+        discussion: "ctl backup all /srv/backups   writes <service>-<UTC time>.sqlite per service (read from the data folder)")
+
+    @Argument(help: "A service name, or all.") var service: String
+    @Argument(help: "The folder to write the backups to.") var folder: String
+    @OptionGroup var options: CommonOptions
+
+    func run() async throws {
+        let configuration = try options.configuration
+        let names = service == "all" ? PlatformConfiguration.serviceNames : [service]
+        guard names.allSatisfy(PlatformConfiguration.serviceNames.contains) else {
+            throw ValidationError("no service named \(service) (one of \(PlatformConfiguration.serviceNames.joined(separator: ", ")), or all)")
+        }
+        var missing = 0
+        for name in names {
+            let database = configuration.dataDirectoryURL.appendingPathComponent("\(name).sqlite")
+            guard FileManager.default.fileExists(atPath: database.path) else {
+                // With `all`, a service whose data lives elsewhere (another container) is skipped.
+                FileHandle.standardError.write(Data("ctl: no \(database.path) here; skipped\n".utf8))
+                missing += 1
+                continue
+            }
+            let target = URL(fileURLWithPath: folder).appendingPathComponent(DatabaseBackup.fileName(service: name))
+            let written = try await Task.detached { try DatabaseBackup.backup(database, to: target) }.value
+            print("\(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(written.file.path)  \(written.bytes) bytes")
+        }
+        if missing == names.count { throw ExitStatus.errorReply }
+    }
+}
+
+/// `ctl restore <service> <backup>`: puts a backup in place while the service is stopped.
+struct Restore: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Put a backup in place of a stopped service's database (the current file is kept beside it).")
+
+    @Argument(help: "The service.") var service: String
+    @Argument(help: "The backup file (from ctl backup).") var backup: String
+    @OptionGroup var options: CommonOptions
+
+    func run() async throws {
+        let configuration = try options.configuration
+        guard PlatformConfiguration.serviceNames.contains(service) else { throw ValidationError("no service named \(service)") }
+        // A running service would keep writing to the file it has open: stop it first.
+        let endpoint = try configuration.endpoint(of: service)
+        let client = ServiceClient(endpoint: endpoint, name: "ctl")
+        let answer = try? await client.call("\(service).health", idempotent: true, timeout: .seconds(1), attempts: 1)
+        await client.close()
+        if answer?.ok == true {
+            FileHandle.standardError.write(Data("ctl: \(service) is running at \(endpoint); stop it before restoring\n".utf8))
+            throw ExitStatus.errorReply
+        }
+        let database = configuration.dataDirectoryURL.appendingPathComponent("\(service).sqlite")
+        let source = URL(fileURLWithPath: backup)
+        let kept = try await Task.detached { try DatabaseBackup.restore(source, into: database) }.value
+        print("restored \(database.path) from \(backup)" + (kept.map { "; the replaced file is \($0.path)" } ?? ""))
     }
 }
