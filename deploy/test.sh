@@ -18,6 +18,18 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
+# The compose file must parse: Debian's docker-compose checks it without a Docker engine.
+if ! command -v docker-compose >/dev/null 2>&1; then
+  echo "installing: docker-compose (apt)"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq docker-compose >/dev/null
+fi
+BACKEND_EDGE_SECRET=0000000000000000000000000000000000000000000000000000000000000000 \
+  docker-compose -f docker-compose.yml config -q
+echo "docker-compose.yml: docker-compose config passes"
 if ! python3 -c "import selenium" >/dev/null 2>&1; then
   echo "installing: selenium (pip)"
   python3 -m pip install --quiet selenium
