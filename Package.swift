@@ -119,7 +119,7 @@ var targets: [Target] = [
         path: "Tests/AdminTests", exclude: ["Fixtures"]),
     .testTarget(
         name: "IntegrationTests",
-        dependencies: ["Platform", "ZeroMQ", "SharedTesting"],
+        dependencies: ["Platform", "ZeroMQ", "SharedTesting", grdb],
         path: "Tests/IntegrationTests"),
 ]
 

@@ -20,6 +20,12 @@ struct Stack: AsyncParsableCommand {
     var logsToTerminal = false
     @Option(help: "Seconds to wait for every process to become healthy.")
     var startTimeout: Double = 60
+    @Option(help: "Back up every service's database this often, in seconds (0: never; see README, \"Backups\").")
+    var backupInterval: Double = 0
+    @Option(help: "Folder of the periodic backups (default: <data folder>/backups).")
+    var backupDir: String?
+    @Option(help: "Periodic backups kept per service; older ones are deleted.")
+    var backupKeep: Int = 24
 
     func run() async throws {
         var configuration = try platform.resolve()
@@ -75,7 +81,16 @@ struct Stack: AsyncParsableCommand {
         } else if !signals.received {
             logger.error("not every process became healthy in time; still supervising, see the logs")
         }
+        var backups: Task<Void, Never>?
+        if backupInterval > 0 {
+            let folder = URL(fileURLWithPath: backupDir ?? configuration.dataDirectoryURL.appendingPathComponent("backups").path)
+            backups = Task { [backupInterval, backupKeep, configuration] in
+                await Self.backUpPeriodically(
+                    configuration: configuration, folder: folder, every: backupInterval, keep: max(1, backupKeep), logger: logger)
+            }
+        }
         await signals.wait()
+        backups?.cancel()
         print("stack: stopping")
         fflush(nil)
         await supervisor.stopAll(grace: .seconds(10))
@@ -108,6 +123,34 @@ struct Stack: AsyncParsableCommand {
         let scheme = (environment["BACKEND_EDGE_TLS_CERT"] ?? "").isEmpty ? "http" : "https"
         let host = bind.host.contains(":") ? "[\(bind.host)]" : bind.host
         return "\(scheme)://\(host):\(bind.port)"
+    }
+
+    /// Every `interval` seconds, an online backup of each service's database into
+    /// `folder`, keeping the newest `keep` per service (`DatabaseBackup`, as `ctl backup`).
+    static func backUpPeriodically(configuration: PlatformConfiguration, folder: URL, every interval: Double, keep: Int, logger: Logger) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(Int(interval * 1_000)))
+            if Task.isCancelled { return }
+            for name in PlatformConfiguration.serviceNames {
+                let database = configuration.dataDirectoryURL.appendingPathComponent("\(name).sqlite")
+                let target = folder.appendingPathComponent(DatabaseBackup.fileName(service: name))
+                do {
+                    // The copy blocks on SQLite: off the cooperative threads.
+                    let written = try await Task.detached { try DatabaseBackup.backup(database, to: target) }.value
+                    logger.info("backed up", metadata: ["service": "\(name)", "file": "\(written.file.path)", "bytes": "\(written.bytes)"])
+                    Self.prune(folder: folder, service: name, keep: keep)
+                } catch {
+                    logger.error("backup failed", metadata: ["service": "\(name)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// Deletes all but the newest `keep` backups of `service` (their names sort by time).
+    static func prune(folder: URL, service: String, keep: Int) {
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+            .filter { $0.hasPrefix("\(service)-") && $0.hasSuffix(".sqlite") }.sorted()
+        for file in files.dropLast(keep) { try? FileManager.default.removeItem(at: folder.appendingPathComponent(file)) }
     }
 
     /// The admin panel's URL.

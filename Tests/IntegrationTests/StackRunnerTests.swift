@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Platform
 import SharedTesting
 import Testing
@@ -48,6 +49,44 @@ struct StackRunnerTests {
             #expect(status == 0)
             let livePIDs = Self.childPIDs(in: runner.output).values.filter { kill($0, 0) == 0 }
             #expect(livePIDs.isEmpty, "children still running: \(livePIDs)")
+            await stack.stop()
+        } catch {
+            await runner.stop()
+            await stack.stop()
+            throw error
+        }
+    }
+
+    @Test("with --backup-interval the runner backs up every database periodically and keeps the newest")
+    func periodicBackups() async throws {
+        let stack = try TestStack()
+        let folder = stack.directory.url.appendingPathComponent("backups")
+        let runner = try ChildProcess(
+            executable: TestEnvironment.binary("stack"), arguments: ["--backup-interval", "1", "--backup-keep", "2", "--backup-dir", folder.path],
+            environment: stack.configuration.environment, logFile: stack.directory.url.appendingPathComponent("stack.log"))
+        do {
+            _ = try await waitFor("all 9 processes are healthy", in: runner, timeout: .seconds(60))
+            func files(_ service: String) -> [String] {
+                ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasPrefix("\(service)-") && $0.hasSuffix(".sqlite") }
+            }
+            // Three rounds at least, so pruning has had something to delete.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline, runner.output.split(separator: "\n").filter({ $0.contains("backed up") && $0.hasSuffix("service=stats") }).count < 3 {
+                try await Task.sleep(for: .milliseconds(200))
+            }
+            for service in PlatformConfiguration.serviceNames {
+                let kept = files(service)
+                #expect((1...2).contains(kept.count), "\(service): \(kept)")
+                if let newest = kept.sorted().last {
+                    let check = try await DatabaseQueue(path: folder.appendingPathComponent(newest).path).read { db in
+                        try String.fetchAll(db, sql: "PRAGMA integrity_check")
+                    }
+                    #expect(check == ["ok"])
+                }
+            }
+            #expect(runner.output.split(separator: "\n").filter { $0.contains("backed up") && $0.hasSuffix("service=stats") }.count >= 3)
+            #expect(!runner.output.contains("backup failed"))
+            _ = await runner.stop(grace: .seconds(20))
             await stack.stop()
         } catch {
             await runner.stop()
