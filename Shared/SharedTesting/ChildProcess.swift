@@ -78,3 +78,45 @@ public final class ChildProcess: Sendable {
         (try? String(contentsOf: logFile, encoding: .utf8)) ?? ""
     }
 }
+
+extension ChildProcess {
+    /// Waits until the process's output contains `text` and returns the output; throws
+    /// when the process exits first or `timeout` passes.
+    @discardableResult
+    public func waitForOutput(_ text: String, timeout: Duration) async throws -> String {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let output = self.output
+            if output.contains(text) { return output }
+            guard isRunning else { throw TestStackError("\(name) exited:\n\(output)") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw TestStackError("timed out waiting for '\(text)':\n\(output)")
+    }
+}
+
+extension TestStack {
+    /// Runs the stack runner (`stack`) on this stack's configuration with `arguments`, waits
+    /// until all its processes are healthy, runs `body` with it and its start-up output,
+    /// and stops the runner and the stack afterwards, also when `body` fails.
+    public func withRunner<T>(
+        arguments: [String] = [], environment extra: [String: String] = [:], _ body: (ChildProcess, String) async throws -> T
+    ) async throws -> T {
+        var environment = configuration.environment
+        for (key, value) in extra { environment[key] = value }
+        let runner = try ChildProcess(
+            executable: TestEnvironment.binary("stack"), arguments: arguments, environment: environment,
+            logFile: directory.url.appendingPathComponent("stack-\(UUID().uuidString.prefix(6)).log"))
+        do {
+            let output = try await runner.waitForOutput("processes are healthy", timeout: .seconds(90))
+            let result = try await body(runner, output)
+            _ = await runner.stop(grace: .seconds(20))
+            await stop()
+            return result
+        } catch {
+            await runner.stop()
+            await stop()
+            throw error
+        }
+    }
+}

@@ -16,12 +16,8 @@ struct AdminBrowserTests {
     @Test("an admin and a staff member do their tasks in Chromium; cookies, CSRF and roles hold")
     func browser() async throws {
         let stack = try TestStack()
-        var environment = stack.configuration.environment
-        for (key, value) in Self.fastAuth { environment[key] = value }
-        let runner = try ChildProcess(
-            executable: TestEnvironment.binary("stack"), environment: environment, logFile: stack.directory.url.appendingPathComponent("stack.log"))
-        do {
-            let output = try await Self.waitFor("all 9 processes are healthy", in: runner, timeout: .seconds(90))
+        try await stack.withRunner(environment: Self.fastAuth) { _, output in
+            #expect(output.contains("all 9 processes are healthy"))
             // The runner names the panel's address on a line of its own.
             let line = try #require(output.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("admin ") })
             let url = try #require(line.split(separator: " ").first { $0.hasPrefix("http://") }.map(String.init))
@@ -85,23 +81,6 @@ struct AdminBrowserTests {
             for page in ["login", "overview", "users", "goal-types", "broadcast-preview", "park", "monitoring", "desk", "rider"] {
                 #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent("\(page).png").path), "no screenshot of \(page)")
             }
-            _ = await runner.stop(grace: .seconds(20))
-            await stack.stop()
-        } catch {
-            await runner.stop()
-            await stack.stop()
-            throw error
         }
-    }
-
-    static func waitFor(_ text: String, in process: ChildProcess, timeout: Duration) async throws -> String {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let output = process.output
-            if output.contains(text) { return output }
-            guard process.isRunning else { throw TestStackError("stack exited:\n\(output)") }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw TestStackError("timed out waiting for '\(text)':\n\(process.output)")
     }
 }

@@ -20,7 +20,7 @@ struct GatewayReadinessTests {
                 executable: TestEnvironment.binary("stack"), environment: stack.configuration.environment,
                 logFile: stack.directory.url.appendingPathComponent("stack-\(run).log"))
             do {
-                try await Self.waitFor("all 9 processes are healthy", in: runner, timeout: .seconds(60))
+                try await runner.waitForOutput("all 9 processes are healthy", timeout: .seconds(60))
                 // A burst to every service at once, on a fresh connection to the gateway.
                 let bodies = PlatformConfiguration.serviceNames.flatMap { service in
                     (0..<8).map { Data(#"{"id":"\#(service)-\#($0)","op":"\#(service).health"}"#.utf8) }
@@ -78,17 +78,6 @@ struct GatewayReadinessTests {
                 print("restart \(restart): auth served through the gateway \(elapsed.wholeMilliseconds) ms after binding")
             }
         }
-    }
-
-    /// Waits until the runner's output contains `text`.
-    static func waitFor(_ text: String, in process: ChildProcess, timeout: Duration) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if process.output.contains(text) { return }
-            guard process.isRunning else { throw TestStackError("stack exited:\n\(process.output)") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw TestStackError("timed out waiting for '\(text)':\n\(process.output)")
     }
 
     static func port(of endpoint: String) -> UInt16? {

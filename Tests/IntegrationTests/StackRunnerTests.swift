@@ -15,7 +15,7 @@ struct StackRunnerTests {
             executable: TestEnvironment.binary("stack"), environment: stack.configuration.environment,
             logFile: stack.directory.url.appendingPathComponent("stack.log"))
         do {
-            let output = try await waitFor("all 9 processes are healthy", in: runner, timeout: .seconds(60))
+            let output = try await runner.waitForOutput("all 9 processes are healthy", timeout: .seconds(60))
             let health = try await stack.client.call("gateway.health", idempotent: true)
             #expect(health.data?["status"] == "ok")
             let services = try #require(health.data?["services"]?.objectValue)
@@ -61,11 +61,7 @@ struct StackRunnerTests {
     func periodicBackups() async throws {
         let stack = try TestStack()
         let folder = stack.directory.url.appendingPathComponent("backups")
-        let runner = try ChildProcess(
-            executable: TestEnvironment.binary("stack"), arguments: ["--backup-interval", "1", "--backup-keep", "2", "--backup-dir", folder.path],
-            environment: stack.configuration.environment, logFile: stack.directory.url.appendingPathComponent("stack.log"))
-        do {
-            _ = try await waitFor("all 9 processes are healthy", in: runner, timeout: .seconds(60))
+        try await stack.withRunner(arguments: ["--backup-interval", "1", "--backup-keep", "2", "--backup-dir", folder.path]) { runner, _ in
             func files(_ service: String) -> [String] {
                 ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasPrefix("\(service)-") && $0.hasSuffix(".sqlite") }
             }
@@ -86,25 +82,7 @@ struct StackRunnerTests {
             }
             #expect(runner.output.split(separator: "\n").filter { $0.contains("backed up") && $0.hasSuffix("service=stats") }.count >= 3)
             #expect(!runner.output.contains("backup failed"))
-            _ = await runner.stop(grace: .seconds(20))
-            await stack.stop()
-        } catch {
-            await runner.stop()
-            await stack.stop()
-            throw error
         }
-    }
-
-    /// Waits until the runner's output contains `text`.
-    private func waitFor(_ text: String, in process: ChildProcess, timeout: Duration) async throws -> String {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let output = process.output
-            if output.contains(text) { return output }
-            guard process.isRunning else { throw TestStackError("stack exited:\n\(output)") }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        throw TestStackError("timed out waiting for '\(text)':\n\(process.output)")
     }
 
     /// Every `child=<name> pid=<pid> ... started` line of the runner's log; later starts win.
