@@ -70,6 +70,7 @@ public struct PlatformConfiguration: Sendable, Equatable {
         ("BACKEND_BIND", "endpoint this process binds instead of its own (e.g. tcp://*:5601)"),
         ("BACKEND_DATA_DIR", "folder of the SQLite files"),
         ("BACKEND_LOG_LEVEL", "trace|debug|info|notice|warning|error|critical"),
+        ("BACKEND_LOG_FORMAT", "text (default) or json: one JSON object per log line"),
         ("BACKEND_REQUEST_DEADLINE_MS", "handler deadline in a service"),
         ("BACKEND_GATEWAY_DEADLINE_MS", "how long the gateway waits for a service"),
         ("BACKEND_CURVE_SECRET_KEY", "this process's CURVE secret key (Z85)"),

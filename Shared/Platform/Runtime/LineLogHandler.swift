@@ -24,7 +24,24 @@ public struct LineLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
+    /// Whether lines are JSON objects (`BACKEND_LOG_FORMAT=json`, for log shippers) rather
+    /// than text: `{"at", "level", "label", "message", <metadata>...}`.
+    public static let json = Atomic<Bool>(false)
+
     public func log(event: LogEvent) {
+        let entries = event.metadata.map { metadata.merging($0) { _, new in new } } ?? metadata
+        if Self.json.load(ordering: .relaxed) {
+            var object: [String: JSONValue] = [
+                "at": .string(LogClock.shared.timestamp()), "level": .string(event.level.rawValue), "label": .string(label),
+                "message": .string(event.message.description),
+            ]
+            for (key, value) in entries where object[key] == nil { object[key] = .string("\(value)") }
+            var bytes: [UInt8] = []
+            JSONValue.object(object).writeJSON(to: &bytes)
+            bytes.append(0x0A)
+            LogSink.shared.write(String(decoding: bytes, as: UTF8.self), immediately: event.level >= .warning)
+            return
+        }
         var line = LogClock.shared.timestamp()
         line += " "
         line += event.level.rawValue
@@ -32,7 +49,6 @@ public struct LineLogHandler: LogHandler {
         line += label
         line += ": "
         line += Self.escaped(event.message.description)
-        let entries = event.metadata.map { metadata.merging($0) { _, new in new } } ?? metadata
         for key in entries.keys.sorted() {
             line += " "
             line += key

@@ -25,6 +25,8 @@ public enum ProcessSetup {
         // messages) is readable by its user only (0600, folders 0700).
         umask(0o077)
         let level = configuration.logLevel
+        // Text lines by default; JSON lines for log shippers (children inherit the variable).
+        LineLogHandler.json.store(ProcessInfo.processInfo.environment["BACKEND_LOG_FORMAT"] == "json", ordering: .relaxed)
         LoggingSystem.bootstrap { label in LineLogHandler(label: label, level: level) }
         RequestLog.directLines.store(true, ordering: .relaxed)
         var logger = Logger(label: label)

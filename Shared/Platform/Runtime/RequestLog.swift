@@ -28,6 +28,23 @@ public enum RequestLog {
         let micros = (ContinuousClock.now - started).wholeMicroseconds
         var bytes: [UInt8] = []
         bytes.reserveCapacity(160)
+        if LineLogHandler.json.load(ordering: .relaxed) {
+            // {"at","level","label","message":"request","id","op","us","outcome"}
+            bytes.append(contentsOf: #"{"at":""#.utf8)
+            LogClock.shared.writeTimestamp(to: &bytes)
+            bytes.append(contentsOf: #"","level":"info","label":"#.utf8)
+            JSONValue.writeString(label, to: &bytes)
+            bytes.append(contentsOf: #","message":"request","id":"#.utf8)
+            JSONValue.writeString(id ?? "-", to: &bytes)
+            bytes.append(contentsOf: #","op":"#.utf8)
+            JSONValue.writeString(op ?? "-", to: &bytes)
+            bytes.append(contentsOf: #","us":"#.utf8)
+            JSONValue.writeInteger(micros, to: &bytes)
+            bytes.append(contentsOf: #","outcome":"#.utf8)
+            JSONValue.writeString(outcome, to: &bytes)
+            bytes.append(contentsOf: "}\n".utf8)
+            return LogSink.shared.write(bytes)
+        }
         LogClock.shared.writeTimestamp(to: &bytes)
         bytes.append(contentsOf: " info ".utf8)
         bytes.append(contentsOf: label.utf8)
