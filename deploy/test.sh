@@ -38,13 +38,15 @@ swift build --build-tests
 if [ $# -gt 0 ]; then
   exec swift test --skip-build "$@"
 fi
-# Two runs: the integration tests (whole stacks, floods of 1 MB requests, SIGKILLs) start
+# Three runs: the integration tests (whole stacks, floods of 1 MB requests, SIGKILLs) start
 # dozens of processes on the machine's two cores; run beside the timing-sensitive unit and
 # in-process tests, they would make those wait for a core rather than for the code.
 # The unit and in-process tests themselves run at most four at a time: all at once, the
 # hashing floods and request storms of some starve the deadlines others measure.
-# The edge's process tests (EdgeFlowTests, EdgeStackTests: whole stacks, a fuzzer) and the
-# admin panel's browser test run with the integration tests.
-whole_stacks='IntegrationTests|EdgeFlowTests|EdgeStackTests|AdminBrowserTests'
-swift test --skip-build --experimental-maximum-parallelization-width 4 --skip "$whole_stacks"
+# The edge's process tests (EdgeFlowTests, EdgeStackTests: whole stacks, a fuzzer) run with
+# the integration tests. The admin panel's browser test runs last, alone: Chromium beside
+# the floods of 1 MB requests would make both wait for a core rather than for the code.
+whole_stacks='IntegrationTests|EdgeFlowTests|EdgeStackTests'
+swift test --skip-build --experimental-maximum-parallelization-width 4 --skip "$whole_stacks|AdminBrowserTests"
 swift test --skip-build --filter "$whole_stacks"
+swift test --skip-build --filter AdminBrowserTests
