@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 
 /// Charts as SVG, drawn on the server: a bar per point, labelled so a person reads them
 /// at a glance (the largest value on the axis, the first, middle and last labels under
@@ -71,20 +72,6 @@ public enum SVGChart {
 
     static func format(_ value: Double) -> String { String(format: "%.1f", value) }
 
-    /// Text for SVG/HTML: the five characters that matter escaped.
-    public static func escape(_ text: String) -> String {
-        var output = ""
-        output.reserveCapacity(text.count)
-        for character in text {
-            switch character {
-            case "&": output += "&amp;"
-            case "<": output += "&lt;"
-            case ">": output += "&gt;"
-            case "\"": output += "&quot;"
-            case "'": output += "&#39;"
-            default: output.append(character)
-            }
-        }
-        return output
-    }
+    /// Text for SVG/HTML (``Markup/escaped(_:)``).
+    public static func escape(_ text: String) -> String { Markup.escaped(text) }
 }

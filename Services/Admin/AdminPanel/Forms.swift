@@ -222,7 +222,7 @@ public struct AdminForm: Sendable {
         switch (kind, value) {
         case (.boolean, .bool(let flag)): return flag ? "on" : ""
         case (.money(let exponent), .integer(let minor)): return MoneyText.majorUnits(minor, exponent: exponent)
-        case (.json, _): return PrettyJSON.text(value)
+        case (.json, _): return value.prettyPrinted
         case (.localDateTime, .string(let text)):
             guard let zone, let date = Instant.parse(text) else { return text }
             return LocalDateTimeText.text(date, zone: zone)
@@ -230,7 +230,7 @@ public struct AdminForm: Sendable {
         case (_, .integer(let number)): return String(number)
         case (_, .number(let number)): return String(number)
         case (_, .bool(let flag)): return flag ? "on" : ""
-        default: return PrettyJSON.text(value)
+        default: return value.prettyPrinted
         }
     }
 
@@ -310,40 +310,5 @@ public enum LocalDateTimeText {
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
         return "\(Instant.digits(parts.year ?? 0, width: 4))-\(Instant.digits(parts.month ?? 0, width: 2))-\(Instant.digits(parts.day ?? 0, width: 2))T"
             + "\(Instant.digits(parts.hour ?? 0, width: 2)):\(Instant.digits(parts.minute ?? 0, width: 2))"
-    }
-}
-
-/// JSON for people to read and edit: indented, keys sorted.
-public enum PrettyJSON {
-    public static func text(_ value: JSONValue) -> String {
-        var output = ""
-        write(value, indent: 0, to: &output)
-        return output
-    }
-
-    private static func write(_ value: JSONValue, indent: Int, to output: inout String) {
-        let pad = String(repeating: "  ", count: indent + 1)
-        let closing = String(repeating: "  ", count: indent)
-        switch value {
-        case .array(let items) where !items.isEmpty:
-            output += "[\n"
-            for (index, item) in items.enumerated() {
-                output += pad
-                write(item, indent: indent + 1, to: &output)
-                output += index < items.count - 1 ? ",\n" : "\n"
-            }
-            output += closing + "]"
-        case .object(let members) where !members.isEmpty:
-            output += "{\n"
-            let keys = members.keys.sorted()
-            for (index, key) in keys.enumerated() {
-                output += pad + String(decoding: JSONValue.string(key).serialized, as: UTF8.self) + ": "
-                write(members[key]!, indent: indent + 1, to: &output)
-                output += index < keys.count - 1 ? ",\n" : "\n"
-            }
-            output += closing + "}"
-        default:
-            output += String(decoding: value.serialized, as: UTF8.self)
-        }
     }
 }

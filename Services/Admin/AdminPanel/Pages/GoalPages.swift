@@ -30,7 +30,7 @@ enum GoalPages {
             "Goal types",
             [
                 Block(html: kit.table(["Icon", "Type", "Settings form", "", ""], rows, empty: "No goal types yet."), wide: true),
-                Block(html: kit.form("goal-type-new", values: ["form": PrettyJSON.text(exampleForm)]), wide: true),
+                Block(html: kit.form("goal-type-new", values: ["form": exampleForm.prettyPrinted]), wide: true),
             ])
     }
 
@@ -123,7 +123,7 @@ enum GoalPages {
             blocks.append(
                 Block(
                     heading: title,
-                    html: kit.form("questionnaire-set", values: ["questionnaire": name, "questions": PrettyJSON.text(questions)], title: "Questions")))
+                    html: kit.form("questionnaire-set", values: ["questionnaire": name, "questions": questions.prettyPrinted], title: "Questions")))
             let results: JSONValue
             switch await kit.call("goals.admin.questionnaire.results", ["questionnaire": .string(name), "limit": 20]) {
             case .success(let value): results = value
@@ -191,7 +191,7 @@ enum GoalPages {
             [Cell("Type"), Cell(goal["type"]?["title"]?.stringValue ?? "—")], [Cell("State"), Cell(goal["state"]?.stringValue ?? "—")],
             [Cell("Progress (admin)"), Cell(goal["progress"]?.integerValue.map { "\($0) %" } ?? "not set")],
             [Cell("Plan done"), Cell("\(plan["done"]?.integerValue ?? 0) of \(plan["total"]?.integerValue ?? 0) (\(plan["sharePercent"]?.integerValue ?? 0) %), \(plan["pace"]?.stringValue ?? "")")],
-            [Cell("Settings"), Cell(PrettyJSON.text(goal["settings"] ?? .null))], [Cell("Created"), Cell(kit.format.dateTime(goal["createdAt"]?.stringValue))],
+            [Cell("Settings"), Cell((goal["settings"] ?? .null).prettyPrinted)], [Cell("Created"), Cell(kit.format.dateTime(goal["createdAt"]?.stringValue))],
         ]
         let sponsors = (goal["sponsorships"]?.arrayValue ?? []).map { sponsorship -> [Cell] in
             let reward = sponsorship["reward"]

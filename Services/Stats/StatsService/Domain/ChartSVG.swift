@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 
 /// Charts people can look at (the admin panel shows them; the app draws its own): SVG
 /// text with a title, axes, labels and a legend. Pure functions of the statistics, so
@@ -30,20 +31,7 @@ enum ChartSVG {
         var percent: Int
     }
 
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&apos;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
+    static func escape(_ text: String) -> String { Markup.escaped(text) }
 
     /// A number with at most two decimals, as SVG coordinates want it.
     static func number(_ value: Double) -> String {
