@@ -8,6 +8,23 @@
 import json
 
 import schemathesis
+from hypothesis.internal import lambda_sources
+
+# Some CPython 3.11 releases raise "SystemError: AST constructor recursion depth
+# mismatch" from ast.parse when it is called deep in the stack. Hypothesis parses a lambda's
+# source only to name a strategy in a message; a generator deep in a recursive schema then
+# aborts the whole run over a name (seen on CI's Python 3.11.7). Fall back to a plain name.
+_describe_lambda = lambda_sources.lambda_description
+
+
+def _lambda_description(f):
+    try:
+        return _describe_lambda(f)
+    except SystemError:
+        return "lambda: <source not shown>"
+
+
+lambda_sources.lambda_description = _lambda_description
 
 STATUS = {
     "bad_request": 400, "validation_failed": 422, "unauthenticated": 401, "forbidden": 403, "not_found": 404,
