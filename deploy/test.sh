@@ -9,24 +9,27 @@ if ! python3 -c "import schemathesis, openapi_spec_validator" >/dev/null 2>&1; t
   echo "installing: schemathesis openapi-spec-validator (pip)"
   python3 -m pip install --quiet schemathesis openapi-spec-validator
 fi
+# Installs Debian packages whose command is missing: apt_install <command> <package>...
+apt_install() {
+  local command=$1
+  shift
+  command -v "$command" >/dev/null 2>&1 && return 0
+  echo "installing: $* (apt)"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq "$@" >/dev/null
+}
 # The admin panel's tests drive a real headless Chromium through Selenium.
-if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
-  echo "installing: chromium chromium-driver (apt)"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq chromium chromium-driver >/dev/null
-fi
+apt_install chromium chromium chromium-driver
+apt_install chromedriver chromium-driver
 # The compose file must parse: Debian's docker-compose checks it without a Docker engine.
-if ! command -v docker-compose >/dev/null 2>&1; then
-  echo "installing: docker-compose (apt)"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq docker-compose >/dev/null
-fi
+apt_install docker-compose docker-compose
+# The encrypted-links test captures the wire with tshark; the deployment test puts each
+# process in a network namespace of its own (ip netns).
+apt_install tshark tshark
+apt_install ip iproute2
 BACKEND_EDGE_SECRET=0000000000000000000000000000000000000000000000000000000000000000 \
   docker-compose -f docker-compose.yml config -q
 echo "docker-compose.yml: docker-compose config passes"
@@ -43,10 +46,10 @@ fi
 # in-process tests, they would make those wait for a core rather than for the code.
 # The unit and in-process tests themselves run at most four at a time: all at once, the
 # hashing floods and request storms of some starve the deadlines others measure.
-# The edge's process tests (EdgeFlowTests, EdgeStackTests: whole stacks, a fuzzer) run with
-# the integration tests. The admin panel's browser test runs last, alone: Chromium beside
+# The edge's process tests (EdgeFlowTests, EdgeStackTests: whole stacks, a fuzzer) and the
+# namespaced deployment run with the integration tests. The admin panel's browser test runs last, alone: Chromium beside
 # the floods of 1 MB requests would make both wait for a core rather than for the code.
-whole_stacks='IntegrationTests|EdgeFlowTests|EdgeStackTests'
+whole_stacks='IntegrationTests|EdgeFlowTests|EdgeStackTests|NamespacedDeploymentTests'
 swift test --skip-build --experimental-maximum-parallelization-width 4 --skip "$whole_stacks|AdminBrowserTests"
 swift test --skip-build --filter "$whole_stacks"
 swift test --skip-build --filter AdminBrowserTests

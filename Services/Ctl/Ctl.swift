@@ -10,7 +10,7 @@ struct Ctl: AsyncParsableCommand {
         commandName: "ctl",
         abstract: "Talk to the backend through its gateway.",
         discussion: "Endpoints come from the BACKEND_* environment variables or the flags (see README).",
-        subcommands: [Call.self, Health.self, Describe.self, Events.self, Solve.self, Backup.self, Restore.self])
+        subcommands: [Call.self, Health.self, Describe.self, Events.self, Solve.self, Backup.self, Restore.self, Keys.self])
 }
 
 /// Options every subcommand shares.
@@ -20,9 +20,30 @@ struct CommonOptions: ParsableArguments {
     var json = false
     @Option(help: "Seconds to wait for a reply.")
     var timeout: Double = 5
+    @Option(name: .customLong("as"), help: "Whose CURVE keys to use: operator (default), or a container's own component for its health check.")
+    var component = "operator"
 
     var configuration: PlatformConfiguration {
         get throws { try platform.resolve() }
+    }
+
+    /// ctl's links: CURVE with `<component>.secret` (the operator's unless `--as` says
+    /// otherwise) from BACKEND_CURVE_KEYS_DIR, or from the data folder's `keys` (where the
+    /// stack runner keeps them).
+    var links: Links {
+        get throws {
+            var configuration = try configuration
+            configuration.curveKeysDirectory = keyFolder(configuration)?.path
+            return try configuration.links(as: component)
+        }
+    }
+
+    /// The key folder: BACKEND_CURVE_KEYS_DIR (`--curve-keys`), else the data folder's `keys`
+    /// when it has keys.
+    func keyFolder(_ configuration: PlatformConfiguration) -> URL? {
+        if let folder = configuration.curveKeysDirectory { return URL(fileURLWithPath: folder, isDirectory: true) }
+        let local = configuration.dataDirectoryURL.appendingPathComponent("keys")
+        return FileManager.default.fileExists(atPath: local.appendingPathComponent(CurveKeyring.publicKeysFile).path) ? local : nil
     }
 }
 
@@ -32,22 +53,27 @@ enum ExitStatus {
     static let unreachable = ExitCode(3)
 }
 
-/// Sends one request through the gateway, explaining an unreachable stack in plain words.
+/// Sends one request through the gateway (or straight to `service`), explaining an
+/// unreachable stack in plain words.
 func callGateway(
-    _ op: String, data: JSONValue, token: String? = nil, idem: String? = nil, options: CommonOptions, endpoint: String? = nil
+    _ op: String, data: JSONValue, token: String? = nil, idem: String? = nil, options: CommonOptions, service: String? = nil
 ) async throws -> Reply.Parsed {
-    let configuration = try options.configuration
-    let target = endpoint ?? configuration.gatewayEndpoint
-    let client = ServiceClient(endpoint: target, name: "ctl")
+    let links = try options.links
+    let link = try service.map { try links.service($0) } ?? links.gateway
+    let target = link.endpoint
+    let client = ServiceClient(link: link, name: "ctl")
     defer { Task { await client.close() } }
     do {
         return try await client.call(op, data: data, token: token, idem: idem, idempotent: false, timeout: .milliseconds(Int(options.timeout * 1000)))
     } catch let error as ClientError {
-        let text = """
+        var text = """
             ctl: no reply from \(target) (\(error.reason == .unavailable ? "not reachable" : "timed out")).
             Is the stack running? Start it with `deploy/start.sh` (see README).
 
             """
+        if link.curve == nil && links.keyring == nil && service != nil {
+            text += "No CURVE keys found (BACKEND_CURVE_KEYS_DIR, or keys/ in the data folder): a service with encrypted links ignores this client.\n"
+        }
         FileHandle.standardError.write(Data(text.utf8))
         throw ExitStatus.unreachable
     }
@@ -95,25 +121,39 @@ struct Call: AsyncParsableCommand {
         } catch {
             throw ValidationError("the data is not valid JSON: \(error.message)")
         }
-        var endpoint: String?
+        var service: String?
         if direct {
-            let service = String(op.prefix(while: { $0 != "." }))
-            guard let serviceEndpoint = try options.configuration.serviceEndpoints[service] else {
-                throw ValidationError("no service named \(service)")
+            service = String(op.prefix(while: { $0 != "." }))
+            guard try options.configuration.serviceEndpoints[service!] != nil else {
+                throw ValidationError("no service named \(service!)")
             }
-            endpoint = serviceEndpoint
         }
         try printReply(
-            try await callGateway(op, data: value, token: token, idem: idem, options: options, endpoint: endpoint), json: options.json)
+            try await callGateway(op, data: value, token: token, idem: idem, options: options, service: service), json: options.json)
     }
 }
 
 struct Health: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the health of the gateway and every service.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show the health of the gateway and every service, or of one service asked directly.",
+        discussion: "ctl health auth --as auth   is auth's container health check: its own socket, its own key.")
 
+    @Argument(help: "A service to ask directly at its own socket (default: everything, through the gateway).")
+    var service: String?
     @OptionGroup var options: CommonOptions
 
     func run() async throws {
+        if let service {
+            guard PlatformConfiguration.serviceNames.contains(service) else { throw ValidationError("no service named \(service)") }
+            let reply = try await callGateway("\(service).health", data: [:], options: options, service: service)
+            guard !options.json, reply.ok else {
+                try printReply(reply, json: options.json)
+                if !reply.ok { throw ExitStatus.errorReply }
+                return
+            }
+            print("\(service) \(reply.data?["status"]?.stringValue ?? "?")  version \(reply.data?["version"]?.stringValue ?? "?")")
+            return
+        }
         let reply = try await callGateway("gateway.health", data: [:], options: options)
         guard !options.json, reply.ok, let data = reply.data else { return try printReply(reply, json: options.json) }
         let status = data["status"]?.stringValue ?? "?"
@@ -184,10 +224,10 @@ struct Events: AsyncParsableCommand {
         let configuration = try options.configuration
         if follow {
             let json = options.json
-            let endpoint = configuration.busOutEndpoint
+            let bus = try options.links.busOut
             let prefix = self.prefix
             let thread = SocketThread(name: "ctl-events") {
-                followBus(endpoint: endpoint, prefix: prefix, json: json)
+                followBus(bus, prefix: prefix, json: json)
             }
             await thread.join()
             return
@@ -196,7 +236,7 @@ struct Events: AsyncParsableCommand {
             throw ValidationError("name a service (auth, goals, reminders, savings, booking, stats), or use --follow")
         }
         // Replay is internal: ask the service directly, not through the gateway.
-        let client = ServiceClient(endpoint: try configuration.endpoint(of: prefix), name: "ctl")
+        let client = ServiceClient(link: try options.links.service(prefix), name: "ctl")
         defer { Task { await client.close() } }
         let reply: Reply.Parsed
         do {
@@ -220,12 +260,12 @@ func line(for event: Event) -> String {
 }
 
 /// Prints events from the bus until the process is interrupted.
-func followBus(endpoint: String, prefix: String, json: Bool) {
+func followBus(_ bus: Link, prefix: String, json: Bool) {
     do {
-        let socket = try ZMQSocket(type: .sub)
+        let socket = try ZMQSocket(type: .sub, options: .with { $0.curve = bus.curve })
         try socket.subscribe(prefix)
-        try socket.connect(endpoint)
-        FileHandle.standardError.write(Data("following \(prefix.isEmpty ? "all events" : prefix + "*") on \(endpoint); Ctrl-C stops\n".utf8))
+        try socket.connect(bus.endpoint)
+        FileHandle.standardError.write(Data("following \(prefix.isEmpty ? "all events" : prefix + "*") on \(bus.endpoint); Ctrl-C stops\n".utf8))
         while let frames = try socket.receiveMultipart() {
             guard frames.count == 2 else { continue }
             if json {
@@ -261,7 +301,11 @@ struct Solve: ParsableCommand {
 struct Backup: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Back up a service's database (or all) into a folder while the stack serves traffic.",
-        discussion: "ctl backup all /srv/backups   writes <service>-<UTC time>.sqlite per service (read from the data folder)")
+        discussion: """
+            ctl backup all /srv/backups   writes <service>-<UTC time>.sqlite.sealed per service (read from the data folder),
+            sealed to the operators' backup key of the deployment's public-keys; without keys, plain .sqlite files, and none for auth
+            (its audit log is only ever backed up sealed).
+            """)
 
     @Argument(help: "A service name, or all.") var service: String
     @Argument(help: "The folder to write the backups to.") var folder: String
@@ -282,8 +326,9 @@ struct Backup: AsyncParsableCommand {
                 missing += 1
                 continue
             }
-            let target = URL(fileURLWithPath: folder).appendingPathComponent(DatabaseBackup.fileName(service: name))
-            let written = try await Task.detached { try DatabaseBackup.backup(database, to: target) }.value
+            let written = try await PeriodicBackup.backUp(
+                service: name, database: database, folder: URL(fileURLWithPath: folder), keep: nil,
+                recipient: try options.links.keyring?.backupRecipientKey)
             print("\(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(written.file.path)  \(written.bytes) bytes")
         }
         if missing == names.count { throw ExitStatus.errorReply }
@@ -297,6 +342,8 @@ struct Restore: AsyncParsableCommand {
 
     @Argument(help: "The service.") var service: String
     @Argument(help: "The backup file (from ctl backup).") var backup: String
+    @Option(help: "The operators' backup.secret, for a sealed backup (default: backup.secret in the key folder).")
+    var backupKey: String?
     @OptionGroup var options: CommonOptions
 
     func run() async throws {
@@ -304,7 +351,7 @@ struct Restore: AsyncParsableCommand {
         guard PlatformConfiguration.serviceNames.contains(service) else { throw ValidationError("no service named \(service)") }
         // A running service would keep writing to the file it has open: stop it first.
         let endpoint = try configuration.endpoint(of: service)
-        let client = ServiceClient(endpoint: endpoint, name: "ctl")
+        let client = ServiceClient(link: try options.links.service(service), name: "ctl")
         let answer = try? await client.call("\(service).health", idempotent: true, timeout: .seconds(1), attempts: 1)
         await client.close()
         if answer?.ok == true {
@@ -313,7 +360,52 @@ struct Restore: AsyncParsableCommand {
         }
         let database = configuration.dataDirectoryURL.appendingPathComponent("\(service).sqlite")
         let source = URL(fileURLWithPath: backup)
-        let kept = try await Task.detached { try DatabaseBackup.restore(source, into: database) }.value
+        var secretKey: [UInt8]?
+        if DatabaseBackup.isSealed(source) {
+            let keyFolder = backupKey.map { URL(fileURLWithPath: $0).deletingLastPathComponent() } ?? options.keyFolder(configuration)
+            guard let keyFolder else { throw ValidationError("\(backup) is sealed: give the operators' backup.secret with --backup-key") }
+            secretKey = try CurveKeyring.backupSecretKey(in: keyFolder, file: backupKey.map { URL(fileURLWithPath: $0).lastPathComponent })
+        }
+        let kept = try await SocketThread.value(name: "restore") { [secretKey] in
+            try DatabaseBackup.restore(source, into: database, secretKey: secretKey)
+        }
         print("restored \(database.path) from \(backup)" + (kept.map { "; the replaced file is \($0.path)" } ?? ""))
+    }
+}
+
+/// `ctl keys generate <folder>`, `ctl keys show <folder>`: the deployment's CURVE keys.
+struct Keys: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make or show the CURVE key pairs of the gateway, the services and the operator, and the operators' backup key.",
+        subcommands: [Generate.self, Show.self])
+
+    struct Generate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a new key pair per component into a folder (refuses to overwrite).",
+            discussion: """
+                Writes <component>.secret (mode 0600) for gateway, auth, goals, reminders, savings, booking, stats and operator,
+                backup.secret (the operators' key that opens sealed backups: give it to no process), and public-keys.
+                Give each process its own .secret and public-keys (BACKEND_CURVE_KEYS_DIR); see deploy/README.md.
+                """)
+
+        @Argument(help: "The folder to write the keys to.") var folder: String
+
+        func run() throws {
+            let url = URL(fileURLWithPath: folder, isDirectory: true)
+            try CurveKeyring.write(try CurveKeyring.generate(), to: url)
+            print("CURVE keys for \(CurveKeyring.components.joined(separator: ", ")) written to \(url.path)")
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the public keys of a key folder (never a secret).")
+
+        @Argument(help: "The key folder.") var folder: String
+
+        func run() throws {
+            let url = URL(fileURLWithPath: folder, isDirectory: true).appendingPathComponent(CurveKeyring.publicKeysFile)
+            guard let text = try? String(contentsOf: url, encoding: .utf8) else { throw ValidationError("no \(url.path)") }
+            print(text, terminator: "")
+        }
     }
 }

@@ -20,16 +20,26 @@ struct Stack: AsyncParsableCommand {
     var logsToTerminal = false
     @Option(help: "Seconds to wait for every process to become healthy.")
     var startTimeout: Double = 60
-    @Option(help: "Back up every service's database this often, in seconds (0: never; see README, \"Backups\").")
-    var backupInterval: Double = 0
-    @Option(help: "Folder of the periodic backups (default: <data folder>/backups).")
+    @Option(help: "Each service backs up its database this often, in seconds (0: never; BACKEND_BACKUP_INTERVAL_S; README, \"Backups\").")
+    var backupInterval: Int?
+    @Option(help: "Folder of the periodic backups (default: <data folder>/backups; BACKEND_BACKUP_DIR).")
     var backupDir: String?
-    @Option(help: "Periodic backups kept per service; older ones are deleted.")
-    var backupKeep: Int = 24
+    @Option(help: "Periodic backups kept per service; older ones are deleted (BACKEND_BACKUP_KEEP).")
+    var backupKeep: Int?
 
     func run() async throws {
         var configuration = try platform.resolve()
         let logger = ProcessSetup.start(label: "stack", configuration: configuration)
+        // Periodic backups are the services' own (PeriodicBackup): the runner passes the settings on.
+        if let backupInterval {
+            guard backupInterval >= 0 else { throw ValidationError("--backup-interval takes seconds, 0 for never") }
+            configuration.backupIntervalSeconds = backupInterval
+        }
+        if let backupDir { configuration.backupDirectory = URL(fileURLWithPath: backupDir).standardizedFileURL.path }
+        if let backupKeep {
+            guard backupKeep >= 1 else { throw ValidationError("--backup-keep takes 1 or more") }
+            configuration.backupKeep = backupKeep
+        }
         // Each child binds its own endpoint and exits if the runner dies.
         configuration.bind = nil
         configuration.stopWithParent = true
@@ -41,6 +51,14 @@ struct Stack: AsyncParsableCommand {
         // The gateway, the edge and the admin panel share a secret (README, "HTTP edge"); a
         // local stack makes one when none is set. Only those three processes get it.
         if configuration.edgeSecret == nil { configuration.edgeSecret = EdgeTrust.generateSecret() }
+        // Encrypted links by default: CURVE keys made on first start, kept in <data>/keys.
+        if configuration.curveOff {
+            logger.warning("CURVE is OFF (--no-curve or BACKEND_CURVE=off): every internal link of this stack is plaintext")
+        } else if configuration.curveKeysDirectory == nil {
+            let folder = configuration.dataDirectoryURL.appendingPathComponent("keys")
+            if try CurveKeyring.ensure(in: folder) { logger.info("made CURVE keys", metadata: ["folder": "\(folder.path)"]) }
+            configuration.curveKeysDirectory = folder.path
+        }
         let edgeAddress = try Self.edgeURL(configuration)
         let adminAddress = try Self.adminURL(configuration)
 
@@ -74,23 +92,19 @@ struct Stack: AsyncParsableCommand {
             }
             text += "  gateway pid \(pids["gateway"] ?? 0), edge pid \(pids["edge"] ?? 0), admin pid \(pids["admin"] ?? 0)\n"
             text += "  data       \(configuration.dataDirectoryURL.standardizedFileURL.path)\n"
+            text += configuration.curveOff
+                ? "  links      PLAINTEXT (CURVE off)\n" : "  links      CURVE, keys in \(configuration.curveKeysDirectory ?? "?")\n"
             if let logs { text += "  logs       \(logs.standardizedFileURL.path)\n" }
+            if configuration.backupIntervalSeconds > 0 {
+                text += "  backups    every \(configuration.backupIntervalSeconds) s into \(configuration.backupDirectoryURL.standardizedFileURL.path)\n"
+            }
             text += "Try `.build/debug/ctl health` (or `swift run ctl health`). Ctrl-C stops everything.\n"
             print(text, terminator: "")
             fflush(nil)
         } else if !signals.received {
             logger.error("not every process became healthy in time; still supervising, see the logs")
         }
-        var backups: Task<Void, Never>?
-        if backupInterval > 0 {
-            let folder = URL(fileURLWithPath: backupDir ?? configuration.dataDirectoryURL.appendingPathComponent("backups").path)
-            backups = Task { [backupInterval, backupKeep, configuration] in
-                await Self.backUpPeriodically(
-                    configuration: configuration, folder: folder, every: backupInterval, keep: max(1, backupKeep), logger: logger)
-            }
-        }
         await signals.wait()
-        backups?.cancel()
         print("stack: stopping")
         fflush(nil)
         await supervisor.stopAll(grace: .seconds(10))
@@ -101,7 +115,8 @@ struct Stack: AsyncParsableCommand {
     /// checks each service through the socket it forwards requests on, so once this says
     /// healthy, a request sent through the gateway reaches every service.
     func waitUntilHealthy(_ configuration: PlatformConfiguration, names: [String], timeout: Double, signals: SignalWatcher) async -> Bool {
-        let client = ServiceClient(endpoint: configuration.gatewayEndpoint, name: "stack")
+        guard let gateway = try? configuration.links(as: "operator").gateway else { return false }
+        let client = ServiceClient(link: gateway, name: "stack")
         defer { Task { await client.close() } }
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
         while ContinuousClock.now < deadline, !signals.received {
@@ -123,34 +138,6 @@ struct Stack: AsyncParsableCommand {
         let scheme = (environment["BACKEND_EDGE_TLS_CERT"] ?? "").isEmpty ? "http" : "https"
         let host = bind.host.contains(":") ? "[\(bind.host)]" : bind.host
         return "\(scheme)://\(host):\(bind.port)"
-    }
-
-    /// Every `interval` seconds, an online backup of each service's database into
-    /// `folder`, keeping the newest `keep` per service (`DatabaseBackup`, as `ctl backup`).
-    static func backUpPeriodically(configuration: PlatformConfiguration, folder: URL, every interval: Double, keep: Int, logger: Logger) async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .milliseconds(Int(interval * 1_000)))
-            if Task.isCancelled { return }
-            for name in PlatformConfiguration.serviceNames {
-                let database = configuration.dataDirectoryURL.appendingPathComponent("\(name).sqlite")
-                let target = folder.appendingPathComponent(DatabaseBackup.fileName(service: name))
-                do {
-                    // The copy blocks on SQLite: off the cooperative threads.
-                    let written = try await Task.detached { try DatabaseBackup.backup(database, to: target) }.value
-                    logger.info("backed up", metadata: ["service": "\(name)", "file": "\(written.file.path)", "bytes": "\(written.bytes)"])
-                    Self.prune(folder: folder, service: name, keep: keep)
-                } catch {
-                    logger.error("backup failed", metadata: ["service": "\(name)", "error": "\(error)"])
-                }
-            }
-        }
-    }
-
-    /// Deletes all but the newest `keep` backups of `service` (their names sort by time).
-    static func prune(folder: URL, service: String, keep: Int) {
-        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
-            .filter { $0.hasPrefix("\(service)-") && $0.hasSuffix(".sqlite") }.sorted()
-        for file in files.dropLast(keep) { try? FileManager.default.removeItem(at: folder.appendingPathComponent(file)) }
     }
 
     /// The admin panel's URL.

@@ -20,8 +20,13 @@ public final class CheckedClient: OperationCalling, Sendable {
 
     /// A client of `endpoint` (a gateway or a service). With `schemas`, replies are checked
     /// against them; without, against each service's `describe`.
-    public init(endpoint: String, name: String = "test", schemas: ResponseSchemas? = nil) {
-        unchecked = ServiceClient(endpoint: endpoint, name: name)
+    public convenience init(endpoint: String, name: String = "test", schemas: ResponseSchemas? = nil) {
+        self.init(link: Link(endpoint), name: name, schemas: schemas)
+    }
+
+    /// A client through `link` (CURVE when it has a role).
+    public init(link: Link, name: String = "test", schemas: ResponseSchemas? = nil) {
+        unchecked = ServiceClient(link: link, name: name)
         fixed = schemas
     }
 

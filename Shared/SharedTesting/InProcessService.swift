@@ -12,7 +12,7 @@ import Synchronization
 /// (see ``CheckedClient``).
 ///
 /// ```swift
-/// try await InProcessService.with(BookingService.definition(authEndpoint: nil)) { booking in
+/// try await InProcessService.with(BookingService.definition(auth: nil)) { booking in
 ///     let pass = try await booking.call("booking.pass.get", as: .user("u1"))
 ///     #expect(pass.data?["sessions"] == 0)
 /// }
@@ -75,7 +75,7 @@ public final class InProcessService: Sendable {
                 definition: definition, configuration: configuration, logger: logger, verifier: verifier, catchUpInterval: catchUpInterval)
             name = definition.name
             endpoint = try configuration.endpoint(of: definition.name)
-            client = CheckedClient(endpoint: endpoint, name: "test", schemas: ResponseSchemas(definition.servedOperations))
+            client = CheckedClient(link: try configuration.operatorLink(to: definition.name), name: "test", schemas: ResponseSchemas(definition.servedOperations))
         } catch {
             ownDirectory?.remove()
             throw error

@@ -1,3 +1,4 @@
+import Foundation
 import Platform
 
 extension PlatformConfiguration {
@@ -13,5 +14,22 @@ extension PlatformConfiguration {
         configuration.dataDirectory = directory.path
         configuration.requestDeadlineMs = 5_000
         return configuration
+    }
+}
+
+extension PlatformConfiguration {
+    /// Makes a new CURVE key folder `keys` in `directory` and points the configuration at
+    /// it, so the processes started with it link as a deployment does (encrypted, known
+    /// keys only).
+    public mutating func makeCurveKeys(in directory: URL) throws {
+        let folder = directory.appendingPathComponent("keys")
+        try CurveKeyring.write(try CurveKeyring.generate(), to: folder)
+        curveKeysDirectory = folder.path
+    }
+
+    /// The operator's link to `service` (ctl's, a load tool's): CURVE with `operator`'s keys
+    /// when the configuration has a key folder.
+    public func operatorLink(to service: String) throws -> Link {
+        try links(as: "operator").service(service)
     }
 }

@@ -12,12 +12,19 @@ public enum RawClient {
     public static func exchange(
         _ frames: [Data], endpoint: String, type: SocketType = .dealer, timeout: Duration = .seconds(3)
     ) async -> [Data]? {
+        await exchange(frames, link: Link(endpoint), type: type, timeout: timeout)
+    }
+
+    /// ``exchange(_:endpoint:type:timeout:)`` through `link` (CURVE when it has a role).
+    public static func exchange(
+        _ frames: [Data], link: Link, type: SocketType = .dealer, timeout: Duration = .seconds(3)
+    ) async -> [Data]? {
         let result = ResultBox()
         let thread = SocketThread(name: "raw-client") {
             do {
-                let socket = try ZMQSocket(type: type)
+                let socket = try ZMQSocket(type: type, options: .with { $0.curve = link.curve })
                 defer { socket.close() }
-                try socket.connect(endpoint)
+                try socket.connect(link.endpoint)
                 try socket.send(multipart: frames)
                 var poller = Poller()
                 poller.add(socket)
@@ -40,7 +47,12 @@ public enum RawClient {
 
     /// Sends one request body as a DEALER client (`["", body]`) and parses the reply.
     public static func request(_ body: Data, endpoint: String, timeout: Duration = .seconds(3)) async -> Reply.Parsed? {
-        guard let frames = await exchange([Data(), body], endpoint: endpoint, timeout: timeout),
+        await request(body, link: Link(endpoint), timeout: timeout)
+    }
+
+    /// ``request(_:endpoint:timeout:)`` through `link`.
+    public static func request(_ body: Data, link: Link, timeout: Duration = .seconds(3)) async -> Reply.Parsed? {
+        guard let frames = await exchange([Data(), body], link: link, timeout: timeout),
             frames.count == 2, frames[0].isEmpty
         else { return nil }
         return try? Reply.parse(frames[1])

@@ -40,6 +40,7 @@ public final class TestStack: Sendable {
         configuration.logLevel = .info
         configuration.gatewayDeadlineMs = 2_000
         configuration.requestDeadlineMs = 1_500
+        try configuration.makeCurveKeys(in: directory.url)
         self.configuration = configuration
         self.extraEnvironment = extraEnvironment
         client = CheckedClient(endpoint: configuration.gatewayEndpoint, name: "test")
@@ -75,7 +76,7 @@ public final class TestStack: Sendable {
     /// A client connected to `service` itself, not through the gateway (for internal
     /// operations); closed by ``stop()``.
     public func directClient(_ service: String) throws -> CheckedClient {
-        let direct = CheckedClient(endpoint: try configuration.endpoint(of: service), name: "direct")
+        let direct = CheckedClient(link: try configuration.operatorLink(to: service), name: "direct")
         directClients.withLock { $0.append(direct) }
         return direct
     }

@@ -25,7 +25,7 @@ struct AdminBrowserTests {
 
             // An admin (granted on auth's own socket) and a staff member (granted by the admin).
             let client = stack.client
-            let operatorClient = ServiceClient(endpoint: try stack.configuration.endpoint(of: "auth"), name: "operator")
+            let operatorClient = ServiceClient(link: try stack.configuration.operatorLink(to: "auth"), name: "operator")
             let password = "secret-pass-1"
             let admin = try await AuthFixtures.signUpAdmin(client, direct: operatorClient, email: "admin@park.example", password: password)
             await operatorClient.close()
@@ -39,12 +39,14 @@ struct AdminBrowserTests {
             // where that is well inside the day; a rider is booked on the first slot, so it
             // starts while the browser does the admin's tasks.
             let now = Date()
-            let zone = try #require(
-                ["UTC", "Asia/Tokyo", "America/New_York"].compactMap(TimeZone.init(identifier:)).first { zone in
+            // (By name: Foundation calls TimeZone(identifier: "UTC") "GMT".)
+            let zoneName = try #require(
+                ["Europe/London", "Asia/Tokyo", "America/New_York"].first { name in
                     var calendar = Calendar(identifier: .gregorian)
-                    calendar.timeZone = zone
+                    calendar.timeZone = TimeZone(identifier: name)!
                     return (1..<21).contains(calendar.component(.hour, from: now))
                 })
+            let zone = TimeZone(identifier: zoneName)!
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = zone
             let opening = calendar.date(bySetting: .second, value: 0, of: now.addingTimeInterval(50)) ?? now.addingTimeInterval(50)
@@ -53,7 +55,7 @@ struct AdminBrowserTests {
             let open = String(format: "%02d:%02d", parts.hour!, parts.minute!)
             try await client.ok(
                 "booking.admin.park.update",
-                ["timeZone": .string(zone.identifier), "slotMinutes": 15, "capacity": 4, "minimumNoticeMinutes": 0], token: admin)
+                ["timeZone": .string(zoneName), "slotMinutes": 15, "capacity": 4, "minimumNoticeMinutes": 0], token: admin)
             try await client.ok("booking.admin.hours.set", ["date": .string(date), "open": .string(open), "close": "00:00"], token: admin)
             let booked = try await client.ok(
                 "booking.staff.book",

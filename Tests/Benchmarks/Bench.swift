@@ -63,6 +63,7 @@ struct PlatformBench: AsyncParsableCommand {
         configuration.dataDirectory = directory.appendingPathComponent("data").path
         configuration.logLevel = try PlatformConfiguration.fromEnvironment(["BACKEND_LOG_LEVEL": serviceLogLevel]).logLevel
         configuration.stopWithParent = true
+        try configuration.makeCurveKeys(in: directory)
         try launch("auth", [], environment: configuration.environment)
         try launch("gateway", [], environment: configuration.environment)
         try await Task.sleep(for: .seconds(1))

@@ -15,6 +15,8 @@ enum BenchStack {
         for name in PlatformConfiguration.serviceNames { configuration.serviceEndpoints[name] = TestEnvironment.freeEndpoint() }
         configuration.dataDirectory = directory.appendingPathComponent("data").path
         configuration.logLevel = try PlatformConfiguration.fromEnvironment(["BACKEND_LOG_LEVEL": logLevel]).logLevel
+        // Measured as deployed: encrypted links.
+        try configuration.makeCurveKeys(in: directory)
         return configuration
     }
 

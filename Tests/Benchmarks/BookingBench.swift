@@ -27,7 +27,7 @@ struct BookingBench: AsyncParsableCommand {
         // An admin, and a park open around the clock where bookings are free of charge.
         // Accounts are made at auth directly: through the gateway, one client would soon
         // meet the per-client limits meant for bots.
-        let direct = ServiceClient(endpoint: configuration.serviceEndpoints["auth"]!)
+        let direct = ServiceClient(link: try configuration.operatorLink(to: "auth"))
         let admin = try await signUp(direct, "admin@bench.example")
         _ = try await direct.call("auth.internal.admin.grant", data: ["email": "admin@bench.example"])
         let adminToken = try await token(client, "admin@bench.example")

@@ -34,7 +34,7 @@ struct GoalsBench: AsyncParsableCommand {
         try await BenchStack.waitUntilHealthy(["auth", "goals"], client: client)
 
         // Signed-in pairs, each with an accepted goal and a year of plans written through the API.
-        let direct = ServiceClient(endpoint: configuration.serviceEndpoints["auth"]!)
+        let direct = ServiceClient(link: try configuration.operatorLink(to: "auth"))
         _ = try await AuthFixtures.signUp(direct, email: "admin@bench.example", password: "bench-password")
         _ = try await direct.call("auth.internal.admin.grant", data: ["email": "admin@bench.example"])
         let admin = try await token(client, "admin@bench.example")

@@ -53,7 +53,7 @@ struct PushBench: AsyncParsableCommand {
         defer { for process in processes { process.kill(signal: SIGKILL) } }
         let client = ServiceClient(endpoint: configuration.gatewayEndpoint, name: "bench")
         try await BenchStack.waitUntilHealthy(["auth", "reminders"], client: client)
-        let direct = ServiceClient(endpoint: configuration.serviceEndpoints["auth"]!)
+        let direct = ServiceClient(link: try configuration.operatorLink(to: "auth"))
         let admin = try await AuthFixtures.signUpAdmin(client, direct: direct, email: "admin@push.bench", password: "bench-password")
         var users: [String] = []
         for index in 0..<4 { users.append(try await AuthFixtures.signUp(direct, email: "due\(index)@push.bench", password: "bench-password")) }

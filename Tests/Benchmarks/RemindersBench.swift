@@ -36,7 +36,7 @@ struct RemindersBench: AsyncParsableCommand {
         defer { for process in processes { process.kill(signal: SIGKILL) } }
         let client = ServiceClient(endpoint: configuration.gatewayEndpoint, name: "bench")
         try await BenchStack.waitUntilHealthy(["auth", "reminders"], client: client)
-        let direct = ServiceClient(endpoint: configuration.serviceEndpoints["auth"]!)
+        let direct = ServiceClient(link: try configuration.operatorLink(to: "auth"))
         let reader = try await AuthFixtures.signUp(direct, email: "reader@bench.example", password: "bench-password")
         let burstUser = try await AuthFixtures.signUp(direct, email: "burst@bench.example", password: "bench-password")
         await direct.close()

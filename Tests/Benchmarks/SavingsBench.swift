@@ -28,7 +28,7 @@ struct SavingsBench: AsyncParsableCommand {
         let client = ServiceClient(endpoint: configuration.gatewayEndpoint, name: "bench")
         try await BenchStack.waitUntilHealthy(["auth", "savings"], client: client)
 
-        let direct = ServiceClient(endpoint: configuration.serviceEndpoints["auth"]!)
+        let direct = ServiceClient(link: try configuration.operatorLink(to: "auth"))
         let today = ZoneClock.utc.localDate(of: Date())
         let terms: JSONValue = [
             "method": "equal", "target": ["minor": 500_000_000, "currency": "RUB"], "startDate": .string(today.description),

@@ -30,7 +30,7 @@ struct StatsBench: AsyncParsableCommand {
         defer { for process in processes { process.kill(signal: SIGKILL) } }
         let client = ServiceClient(endpoint: configuration.gatewayEndpoint, name: "bench")
         try await BenchStack.waitUntilHealthy(["auth", "savings", "stats"], client: client)
-        let direct = ServiceClient(endpoint: configuration.serviceEndpoints["auth"]!)
+        let direct = ServiceClient(link: try configuration.operatorLink(to: "auth"))
         let reader = try await AuthFixtures.signUp(direct, email: "reader@bench.example", password: "bench-password")
         await direct.close()
         let readerID = try await client.call("auth.profile.get", token: reader).data?["id"]?.stringValue ?? ""

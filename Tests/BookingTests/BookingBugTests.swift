@@ -178,7 +178,7 @@ struct BookingBugTests {
 
     @Test("without a configured payment provider a top-up is unavailable and nothing is recorded")
     func noProvider() async throws {
-        try await InProcessService.with(BookingService.definition(authEndpoint: nil)) { booking in
+        try await InProcessService.with(BookingService.definition(auth: nil)) { booking in
             let reply = try await booking.call("booking.pass.topup", data: ["package": "five"], as: Ops.rider("r"), idem: "x")
             #expect(reply.error?.code == .unavailable && (reply.error?.message ?? "").contains("BACKEND_BOOKING_PAYMENT_PROVIDER"))
             let payments = try await booking.runtime.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM payment") }

@@ -20,7 +20,7 @@ struct BookingOperationTests {
     static func withPark<T>(
         capacity: Int = 1, verifier: any TokenVerifier = TestTokenVerifier(), _ body: (InProcessService) async throws -> T
     ) async throws -> T {
-        let booking = try await InProcessService(BookingService.definition(authEndpoint: nil, settings: .dev), verifier: verifier)
+        let booking = try await InProcessService(BookingService.definition(auth: nil, settings: .dev), verifier: verifier)
         do {
             let configured = try await booking.call(
                 "booking.admin.park.update",

@@ -27,7 +27,7 @@ struct BookingPictureTests {
 
     @Test("staff set a cable's picture; the park shows its id; anyone reads it; replacing and clearing release the old one")
     func cablePicture() async throws {
-        try await InProcessService.with(BookingService.definition(authEndpoint: nil, settings: .dev)) { booking in
+        try await InProcessService.with(BookingService.definition(auth: nil, settings: .dev)) { booking in
             let first = try await Self.upload(booking, TestImages.jpeg)
             let second = try await Self.upload(booking, TestImages.webpLossy)
             #expect(try await booking.call("booking.admin.cables.set", data: ["id": "reverse-1", "name": "Reverse 1", "image": .string(first)], as: BookingOperationTests.admin).ok)
@@ -58,7 +58,7 @@ struct BookingPictureTests {
 
     @Test("a package's picture is set and shown; one picture on a cable and a package stays until both let it go")
     func packagePicture() async throws {
-        try await InProcessService.with(BookingService.definition(authEndpoint: nil, settings: .dev)) { booking in
+        try await InProcessService.with(BookingService.definition(auth: nil, settings: .dev)) { booking in
             let shared = try await Self.upload(booking, TestImages.png(width: 64, height: 48))
             let package: JSONValue = ["id": "five", "name": "5 sessions", "sessions": 5, "credit": 0, "price": 11_500, "image": .string(shared)]
             #expect(try await booking.call("booking.admin.packages.set", data: package, as: BookingOperationTests.admin).ok)
@@ -79,7 +79,7 @@ struct BookingPictureTests {
 
     @Test("riders cannot upload; an unknown or removed picture id is refused on the cable; bad content is refused")
     func refusals() async throws {
-        try await InProcessService.with(BookingService.definition(authEndpoint: nil, settings: .dev)) { booking in
+        try await InProcessService.with(BookingService.definition(auth: nil, settings: .dev)) { booking in
             let png = TestImages.png(width: 2, height: 2).base64EncodedString()
             #expect(
                 try await booking.call("booking.media.put", data: ["content": .string(png)], as: BookingOperationTests.rider("r1")).error?.code
@@ -102,7 +102,7 @@ struct BookingPictureTests {
 
     @Test("on auth.user.deleted, the account's uploads keep no link to it")
     func uploaderForgotten() async throws {
-        try await InProcessService.with(BookingService.definition(authEndpoint: nil, settings: .dev)) { booking in
+        try await InProcessService.with(BookingService.definition(auth: nil, settings: .dev)) { booking in
             let id = try await Self.upload(booking, TestImages.jpeg)
             let deleted = Event(source: "auth", seq: 1, type: "auth.user.deleted", at: Instant.format(Date()), data: ["userId": "staff-1"])
             let subscription = BookingService.userDeleted(BookingState())

@@ -47,54 +47,14 @@ struct EdgeStackTests {
             #expect(url == "http://\(configuration.edgeBind)")
             let app = EdgeHTTPClient(baseURL: url)
 
-            // The park is set up by its admin (granted by an operator on auth's own socket).
-            let operatorClient = ServiceClient(endpoint: try configuration.endpoint(of: "auth"), name: "operator")
-            let admin = try await AuthFixtures.signUpAdmin(app, direct: operatorClient, email: "admin@park.example")
+            // The park is set up by its admin (granted by an operator on auth's own socket,
+            // with the operator's key from the keys the runner made on its first start).
+            var runnerConfiguration = configuration
+            runnerConfiguration.curveKeysDirectory = configuration.dataDirectoryURL.appendingPathComponent("keys").path
+            #expect(output.contains("links      CURVE, keys in"), "\(output)")
+            let operatorClient = ServiceClient(link: try runnerConfiguration.operatorLink(to: "auth"), name: "operator")
+            try await Self.bookingJourney(app, operator: operatorClient, authData: configuration.dataDirectoryURL)
             await operatorClient.close()
-            try await app.ok("booking.admin.park.update", ["minimumNoticeMinutes": 0, "capacity": 1, "slotMinutes": 30, "timeZone": "Europe/Minsk"], token: admin)
-            for weekday in 1...7 {
-                try await app.ok("booking.admin.hours.set", ["weekday": .integer(Int64(weekday)), "open": "00:00", "close": "00:00"], token: admin)
-            }
-
-            // Phone sign-in: a solved challenge, the SMS code, the profile.
-            let phone = "+375291112233"
-            try await app.ok("auth.phone.start", ["phone": .string(phone), "challenge": try await AuthFixtures.solvedChallenge(app)])
-            let code = try await AuthFixtures.code(to: phone, dataDirectory: configuration.dataDirectoryURL)
-            let signedIn = try await app.ok("auth.phone.verify", ["phone": .string(phone), "code": .string(code), "profile": ["firstName": "Ivan", "lastName": "Rider"]])
-            let rider = try #require(signedIn["accessToken"]?.stringValue)
-
-            // Top-up, retried with the same Idempotency-Key: one payment.
-            let topup = try await app.ok("booking.pass.topup", ["package": "five"], token: rider, idem: "journey-topup")
-            let again = try await app.ok("booking.pass.topup", ["package": "five"], token: rider, idem: "journey-topup")
-            #expect(topup["status"] == "settled" && again["payment"] == topup["payment"])
-            #expect(try await app.ok("booking.pass.get", token: rider)["sessions"] == 5)
-
-            // Booking a slot tomorrow (the park's day), then cancelling it in time: the session comes back.
-            var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = TimeZone(identifier: "Europe/Minsk")!
-            let day = calendar.dateComponents([.year, .month, .day], from: Date().addingTimeInterval(86_400))
-            let date = String(format: "%04d-%02d-%02d", day.year!, day.month!, day.day!)
-            let slots = try await app.ok("booking.slots", ["date": .string(date), "cable": "reverse-1"], token: rider)
-            let items = slots["items"]?.arrayValue ?? []
-            // Well beyond the free-cancellation period (2 hours), whatever the hour now.
-            let later = Date().addingTimeInterval(4 * 3_600)
-            let open = try #require(
-                items.first { $0["bookable"]?[0] == true && (Instant.parse($0["start"]?.stringValue ?? "") ?? .distantPast) > later }, "\(slots)")
-            let booked = try await app.ok("booking.create", ["cable": "reverse-1", "start": open["start"] ?? .null], token: rider, idem: "journey-book")
-            #expect(booked["status"] == "booked")
-            #expect(try await app.ok("booking.pass.get", token: rider)["sessions"] == 4)
-            let cancelled = try await app.ok("booking.cancel", ["booking": booked["id"] ?? .null], token: rider, idem: "journey-cancel")
-            #expect(cancelled["status"] == "cancelled", "\(cancelled)")
-            #expect(try await app.ok("booking.pass.get", token: rider)["sessions"] == 5)
-
-            // BuckStash: a plan preview for the same person.
-            let preview = try await app.ok(
-                "savings.plans.preview",
-                ["method": "equal", "target": ["minor": 120_000, "currency": "RUB"], "startDate": .string(date), "deadline": "2030-01-01", "interval": "month"],
-                token: rider)
-            let installments = preview["installments"]?.arrayValue ?? []
-            #expect(!installments.isEmpty)
-            #expect(installments.compactMap { $0["amount"]?["minor"]?.integerValue }.reduce(0, +) == 120_000)
 
             #expect(await runner.stop(grace: .seconds(20)) == 0)
             stack.directory.remove()
@@ -103,6 +63,58 @@ struct EdgeStackTests {
             stack.directory.remove()
             throw error
         }
+    }
+
+    /// An app's journey over HTTP: an admin (granted by `operatorClient` on auth's own
+    /// socket) opens the park, a rider signs in by phone (the code read from auth's data
+    /// folder `authData`), tops up twice with one key, books and cancels a slot, and previews
+    /// a savings plan.
+    static func bookingJourney(_ app: EdgeHTTPClient, operator operatorClient: ServiceClient, authData: URL) async throws {
+        let admin = try await AuthFixtures.signUpAdmin(app, direct: operatorClient, email: "admin@park.example")
+        try await app.ok("booking.admin.park.update", ["minimumNoticeMinutes": 0, "capacity": 1, "slotMinutes": 30, "timeZone": "Europe/Minsk"], token: admin)
+        for weekday in 1...7 {
+            try await app.ok("booking.admin.hours.set", ["weekday": .integer(Int64(weekday)), "open": "00:00", "close": "00:00"], token: admin)
+        }
+
+        // Phone sign-in: a solved challenge, the SMS code, the profile.
+        let phone = "+375291112233"
+        try await app.ok("auth.phone.start", ["phone": .string(phone), "challenge": try await AuthFixtures.solvedChallenge(app)])
+        let code = try await AuthFixtures.code(to: phone, dataDirectory: authData)
+        let signedIn = try await app.ok("auth.phone.verify", ["phone": .string(phone), "code": .string(code), "profile": ["firstName": "Ivan", "lastName": "Rider"]])
+        let rider = try #require(signedIn["accessToken"]?.stringValue)
+
+        // Top-up, retried with the same Idempotency-Key: one payment.
+        let topup = try await app.ok("booking.pass.topup", ["package": "five"], token: rider, idem: "journey-topup")
+        let again = try await app.ok("booking.pass.topup", ["package": "five"], token: rider, idem: "journey-topup")
+        #expect(topup["status"] == "settled" && again["payment"] == topup["payment"])
+        #expect(try await app.ok("booking.pass.get", token: rider)["sessions"] == 5)
+
+        // Booking a slot tomorrow (the park's day), then cancelling it in time: the session comes back.
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "Europe/Minsk")!
+        let day = calendar.dateComponents([.year, .month, .day], from: Date().addingTimeInterval(86_400))
+        let date = String(format: "%04d-%02d-%02d", day.year!, day.month!, day.day!)
+        let slots = try await app.ok("booking.slots", ["date": .string(date), "cable": "reverse-1"], token: rider)
+        let items = slots["items"]?.arrayValue ?? []
+        // Well beyond the free-cancellation period (2 hours), whatever the hour now.
+        let later = Date().addingTimeInterval(4 * 3_600)
+        let open = try #require(
+            items.first { $0["bookable"]?[0] == true && (Instant.parse($0["start"]?.stringValue ?? "") ?? .distantPast) > later }, "\(slots)")
+        let booked = try await app.ok("booking.create", ["cable": "reverse-1", "start": open["start"] ?? .null], token: rider, idem: "journey-book")
+        #expect(booked["status"] == "booked")
+        #expect(try await app.ok("booking.pass.get", token: rider)["sessions"] == 4)
+        let cancelled = try await app.ok("booking.cancel", ["booking": booked["id"] ?? .null], token: rider, idem: "journey-cancel")
+        #expect(cancelled["status"] == "cancelled", "\(cancelled)")
+        #expect(try await app.ok("booking.pass.get", token: rider)["sessions"] == 5)
+
+        // BuckStash: a plan preview for the same person.
+        let preview = try await app.ok(
+            "savings.plans.preview",
+            ["method": "equal", "target": ["minor": 120_000, "currency": "RUB"], "startDate": .string(date), "deadline": "2030-01-01", "interval": "month"],
+            token: rider)
+        let installments = preview["installments"]?.arrayValue ?? []
+        #expect(!installments.isEmpty)
+        #expect(installments.compactMap { $0["amount"]?["minor"]?.integerValue }.reduce(0, +) == 120_000)
     }
 
     @Test("the OpenAPI document validates as OpenAPI 3.1 and survives a bounded schemathesis fuzz without a 500")

@@ -11,8 +11,8 @@ struct BadInputTests {
     enum Target: String, CaseIterable, CustomTestStringConvertible {
         case gateway, service
         var testDescription: String { rawValue }
-        func endpoint(_ stack: TestStack) -> String {
-            self == .gateway ? stack.configuration.gatewayEndpoint : stack.configuration.serviceEndpoints["auth"]!
+        func link(_ stack: TestStack) throws -> Link {
+            self == .gateway ? Link(stack.configuration.gatewayEndpoint) : try stack.configuration.operatorLink(to: "auth")
         }
     }
 
@@ -37,7 +37,7 @@ struct BadInputTests {
         try await TestStack.with(services: ["auth"]) { stack in
             for testCase in Self.cases {
                 let reply = try #require(
-                    await RawClient.request(testCase.body, endpoint: target.endpoint(stack)), "no reply for \(testCase.name)")
+                    await RawClient.request(testCase.body, link: try target.link(stack)), "no reply for \(testCase.name)")
                 #expect(reply.error?.code == testCase.code, "\(testCase.name)")
                 #expect(reply.id == testCase.id, "\(testCase.name)")
             }
@@ -50,11 +50,11 @@ struct BadInputTests {
         try await TestStack.with(services: ["auth"]) { stack in
             let padding = String(repeating: "a", count: 2 << 20)
             let big = Data(#"{"id":"big","op":"auth.health","data":{"pad":"\#(padding)"}}"#.utf8)
-            let reply = try #require(await RawClient.request(big, endpoint: target.endpoint(stack)))
+            let reply = try #require(await RawClient.request(big, link: try target.link(stack)))
             #expect(reply.error?.code == .payloadTooLarge)
 
             let huge = Data(count: 5 << 20)
-            let dropped = await RawClient.request(huge, endpoint: target.endpoint(stack), timeout: .seconds(1))
+            let dropped = await RawClient.request(huge, link: try target.link(stack), timeout: .seconds(1))
             #expect(dropped == nil, "a frame over ZMQ_MAXMSGSIZE must not be answered")
             try await expectServing(stack, target)
         }
@@ -65,16 +65,16 @@ struct BadInputTests {
         try await TestStack.with(services: ["auth"]) { stack in
             let body = Data(#"{"id":"x1","op":"auth.health"}"#.utf8)
             let extra = try #require(
-                await RawClient.exchange([Data(), body, Data("extra".utf8)], endpoint: target.endpoint(stack)))
+                await RawClient.exchange([Data(), body, Data("extra".utf8)], link: try target.link(stack)))
             #expect(extra.count == 2 && extra[0].isEmpty)
             #expect(try Reply.parse(extra[1]).error?.code == .badRequest)
 
-            let noDelimiter = try #require(await RawClient.exchange([body], endpoint: target.endpoint(stack)))
+            let noDelimiter = try #require(await RawClient.exchange([body], link: try target.link(stack)))
             #expect(try Reply.parse(try #require(noDelimiter.last)).error?.code == .badRequest)
 
             // 100,000 routing frames: refused as read, never forwarded or held.
             let many = try #require(
-                await RawClient.exchange(Array(repeating: Data("x".utf8), count: 100_000) + [Data(), body], endpoint: target.endpoint(stack)))
+                await RawClient.exchange(Array(repeating: Data("x".utf8), count: 100_000) + [Data(), body], link: try target.link(stack)))
             #expect(many.count == 2 && many[0].isEmpty)
             let refusal = try Reply.parse(try #require(many.last))
             #expect(refusal.error?.code == .badRequest)
@@ -88,7 +88,7 @@ struct BadInputTests {
         try await TestStack.with(services: ["auth"]) { stack in
             // events.replay is internal, so it is called at the service directly.
             let body = Data(#"{"id":"v1","op":"auth.events.replay","data":{"after":"zero","limit":5000,"extra":true}}"#.utf8)
-            let reply = try #require(await RawClient.request(body, endpoint: stack.configuration.serviceEndpoints["auth"]!))
+            let reply = try #require(await RawClient.request(body, link: try stack.configuration.operatorLink(to: "auth")))
             let error = try #require(reply.error)
             #expect(error.code == .validationFailed)
             #expect(error.fields["after"] == "must be an integer")
@@ -119,14 +119,14 @@ struct BadInputTests {
             let direct = try #require(
                 await RawClient.request(
                     Data(#"{"id":"d","op":"auth.events.replay","data":{"after":0}}"#.utf8),
-                    endpoint: stack.configuration.serviceEndpoints["auth"]!))
+                    link: try stack.configuration.operatorLink(to: "auth")))
             #expect(direct.ok && direct.data?["last"] == 0)
         }
     }
 
     private func expectServing(_ stack: TestStack, _ target: Target) async throws {
         let reply = try #require(
-            await RawClient.request(Data(#"{"id":"after","op":"auth.health"}"#.utf8), endpoint: target.endpoint(stack)))
+            await RawClient.request(Data(#"{"id":"after","op":"auth.health"}"#.utf8), link: try target.link(stack)))
         #expect(reply.ok && reply.id == "after")
     }
 }

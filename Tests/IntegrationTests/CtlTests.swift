@@ -66,6 +66,59 @@ struct CtlTests {
         }
     }
 
+    @Test("keys generate and show; backup all seals every database, auth's too; restore needs the backup key; without keys auth is not backed up")
+    func keysBackupAndRestore() async throws {
+        let made = try TemporaryDirectory(prefix: "keys")
+        defer { made.remove() }
+        let folder = made.url.appendingPathComponent("deployment")
+        let generate = try await ctl(["keys", "generate", folder.path], configuration: PlatformConfiguration(), directory: made)
+        #expect(generate.status == 0, "\(generate.output)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+        #expect(Set(names) == Set((CurveKeyring.components + [CurveKeyring.backupRecipient]).map { "\($0).secret" } + ["public-keys"]))
+        let mode = try FileManager.default.attributesOfItem(atPath: folder.appendingPathComponent("auth.secret").path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let again = try await ctl(["keys", "generate", folder.path], configuration: PlatformConfiguration(), directory: made)
+        #expect(again.status != 0 && again.output.contains("already holds keys"))
+        let show = try await ctl(["keys", "show", folder.path], configuration: PlatformConfiguration(), directory: made)
+        #expect(show.status == 0 && show.output.contains("auth = ") && !show.output.contains("secret-key"))
+
+        try await TestStack.with(services: ["auth", "savings"]) { stack in
+            let backups = stack.directory.url.appendingPathComponent("ctl-backups")
+            let backup = try await ctl(["backup", "all", backups.path], configuration: stack.configuration, directory: stack.directory)
+            #expect(backup.status == 0, "\(backup.output)")
+            let files = try FileManager.default.contentsOfDirectory(atPath: backups.path)
+            let auth = try #require(files.first { $0.hasPrefix("auth-") })
+            #expect(files.allSatisfy { $0.hasSuffix(".sqlite.sealed") }, "\(files)")
+            let sealed = try Data(contentsOf: backups.appendingPathComponent(auth))
+            #expect(sealed.range(of: Data("SQLite format 3".utf8)) == nil)
+            #expect(sealed.range(of: Data("audit".utf8)) == nil)
+
+            // Without the deployment's keys, auth (the audit log) is refused, not written in the clear.
+            var keyless = stack.configuration
+            keyless.curveKeysDirectory = nil
+            keyless.dataDirectory = stack.configuration.dataDirectory
+            let plainFolder = stack.directory.url.appendingPathComponent("plain-backups")
+            let refused = try await ctl(["backup", "auth", plainFolder.path], configuration: keyless, directory: stack.directory)
+            #expect(refused.status != 0 && refused.output.contains("audit log"), "\(refused.output)")
+            #expect(((try? FileManager.default.contentsOfDirectory(atPath: plainFolder.path)) ?? []).isEmpty)
+
+            // Restore refuses while auth runs; once it is stopped, the sealed backup goes back
+            // with the operators' backup key (found in the key folder).
+            let running = try await ctl(["restore", "auth", backups.appendingPathComponent(auth).path], configuration: stack.configuration, directory: stack.directory)
+            #expect(running.status != 0 && running.output.contains("stop it before restoring"))
+            await stack.process("auth")?.stop(grace: .seconds(10))
+            let restored = try await ctl(["restore", "auth", backups.appendingPathComponent(auth).path], configuration: stack.configuration, directory: stack.directory)
+            #expect(restored.status == 0, "\(restored.output)")
+            #expect(restored.output.contains("restored"))
+            // A wrong key is refused and nothing is replaced.
+            let stranger = made.url.appendingPathComponent("deployment/auth.secret")
+            let wrong = try await ctl(
+                ["restore", "auth", backups.appendingPathComponent(auth).path, "--backup-key", stranger.path], configuration: stack.configuration,
+                directory: stack.directory)
+            #expect(wrong.status != 0 && wrong.output.contains("cannot be opened"), "\(wrong.output)")
+        }
+    }
+
     @Test("no stack: a clear message and exit status 3")
     func noStack() async throws {
         let directory = try TemporaryDirectory()

@@ -57,31 +57,46 @@ struct StackRunnerTests {
         }
     }
 
-    @Test("with --backup-interval the runner backs up every database periodically and keeps the newest")
+    @Test("with --backup-interval every service backs up its database periodically, sealed to the operators' key, keeping the newest")
     func periodicBackups() async throws {
         let stack = try TestStack()
         let folder = stack.directory.url.appendingPathComponent("backups")
-        try await stack.withRunner(arguments: ["--backup-interval", "1", "--backup-keep", "2", "--backup-dir", folder.path]) { runner, _ in
+        let logs = stack.configuration.dataDirectoryURL.appendingPathComponent("logs")
+        try await stack.withRunner(arguments: ["--backup-interval", "1", "--backup-keep", "2", "--backup-dir", folder.path]) { runner, output in
+            #expect(output.contains("backups    every 1 s into"))
             func files(_ service: String) -> [String] {
-                ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasPrefix("\(service)-") && $0.hasSuffix(".sqlite") }
+                ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasPrefix("\(service)-") }
+            }
+            func rounds(_ service: String) -> Int {
+                let log = (try? String(contentsOf: logs.appendingPathComponent("\(service).log"), encoding: .utf8)) ?? ""
+                return log.split(separator: "\n").filter { $0.contains("backed up") }.count
             }
             // Three rounds at least, so pruning has had something to delete.
             let deadline = ContinuousClock.now + .seconds(30)
-            while ContinuousClock.now < deadline, runner.output.split(separator: "\n").filter({ $0.contains("backed up") && $0.hasSuffix("service=stats") }).count < 3 {
+            while ContinuousClock.now < deadline, !PlatformConfiguration.serviceNames.allSatisfy({ rounds($0) >= 3 }) {
                 try await Task.sleep(for: .milliseconds(200))
             }
+            let backupKey = try CurveKeyring.backupSecretKey(in: URL(fileURLWithPath: try #require(stack.configuration.curveKeysDirectory)))
             for service in PlatformConfiguration.serviceNames {
+                #expect(rounds(service) >= 3, "\(service) backed up \(rounds(service)) times")
                 let kept = files(service)
                 #expect((1...2).contains(kept.count), "\(service): \(kept)")
+                #expect(kept.allSatisfy { $0.hasSuffix(".sqlite.sealed") }, "\(kept)")
+                // Sealed: no SQLite header in the file; opened with the operators' key, a sound database.
                 if let newest = kept.sorted().last {
-                    let check = try await DatabaseQueue(path: folder.appendingPathComponent(newest).path).read { db in
-                        try String.fetchAll(db, sql: "PRAGMA integrity_check")
-                    }
+                    let sealed = try Data(contentsOf: folder.appendingPathComponent(newest))
+                    #expect(sealed.range(of: Data("SQLite format 3".utf8)) == nil)
+                    let plain = stack.directory.url.appendingPathComponent("opened-\(service).sqlite")
+                    try Data(try BackupSeal.open(Array(sealed), secretKey: backupKey)).write(to: plain)
+                    let check = try await DatabaseQueue(path: plain.path).read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
                     #expect(check == ["ok"])
                 }
             }
-            #expect(runner.output.split(separator: "\n").filter { $0.contains("backed up") && $0.hasSuffix("service=stats") }.count >= 3)
-            #expect(!runner.output.contains("backup failed"))
+            let failures = PlatformConfiguration.serviceNames.filter {
+                ((try? String(contentsOf: logs.appendingPathComponent("\($0).log"), encoding: .utf8)) ?? "").contains("backup failed")
+            }
+            #expect(failures.isEmpty)
+            _ = runner
         }
     }
 

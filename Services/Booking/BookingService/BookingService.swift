@@ -74,9 +74,9 @@ public enum BookingService {
         }
     }
 
-    /// The definition; riders' names come from auth at `authEndpoint`.
-    public static func definition(authEndpoint: String?, settings: BookingSettings = BookingSettings()) -> ServiceDefinition {
-        let directory = RiderDirectory(client: authEndpoint.map { ServiceClient(endpoint: $0, name: "booking-riders") })
+    /// The definition; riders' names come from auth through `auth`.
+    public static func definition(auth: Link?, settings: BookingSettings = BookingSettings()) -> ServiceDefinition {
+        let directory = RiderDirectory(client: auth.map { ServiceClient(link: $0, name: "booking-riders") })
         let state = BookingState()
         let payments: (any PaymentProvider)? =
             switch settings.provider {
@@ -118,7 +118,7 @@ public enum BookingService {
     /// The definition for the process: settings from `BACKEND_BOOKING_*`.
     public static func definition(configuration: PlatformConfiguration) -> ServiceDefinition {
         do {
-            return definition(authEndpoint: configuration.serviceEndpoints["auth"], settings: try BookingSettings.fromEnvironment())
+            return definition(auth: try configuration.links(as: name).service("auth"), settings: try BookingSettings.fromEnvironment())
         } catch {
             FileHandle.standardError.write(Data("configuration error: \(error)\n".utf8))
             exit(2)

@@ -12,15 +12,18 @@ import ZeroMQ
 public final class EventBus: Service, Sendable {
     private let inEndpoint: String
     private let outEndpoint: String
+    private let curve: CurveRole?
     private let logger: Logger
     private let controlEndpoint = "inproc://bus-control-\(UUID().uuidString)"
     private let ready = AsyncSignal()
     private let failed = StopFlag()
 
-    /// Creates a bus binding `inEndpoint` (XSUB) and `outEndpoint` (XPUB).
-    public init(inEndpoint: String, outEndpoint: String, logger: Logger) {
+    /// Creates a bus binding `inEndpoint` (XSUB) and `outEndpoint` (XPUB); `curve` is the
+    /// server role of both (``Links/serverRole()``), `nil` for plaintext.
+    public init(inEndpoint: String, outEndpoint: String, curve: CurveRole? = nil, logger: Logger) {
         self.inEndpoint = inEndpoint
         self.outEndpoint = outEndpoint
+        self.curve = curve
         self.logger = logger
     }
 
@@ -42,8 +45,8 @@ public final class EventBus: Service, Sendable {
 
     private func proxy() {
         do {
-            let publishers = try ZMQSocket(type: .xsub, options: .with { $0.receiveHighWaterMark = 100_000 })
-            let subscribers = try ZMQSocket(type: .xpub, options: .with { $0.sendHighWaterMark = 100_000 })
+            let publishers = try ZMQSocket(type: .xsub, options: .with { [curve] in $0.receiveHighWaterMark = 100_000; $0.curve = curve })
+            let subscribers = try ZMQSocket(type: .xpub, options: .with { [curve] in $0.sendHighWaterMark = 100_000; $0.curve = curve })
             let control = try ZMQSocket(type: .pair)
             try control.bind(controlEndpoint)
             try publishers.bind(inEndpoint)

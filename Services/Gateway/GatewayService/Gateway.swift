@@ -23,6 +23,7 @@ import ZeroMQ
 /// one connection for many users, so its requests are budgeted per claimed address.
 public final class Gateway: Service, Sendable {
     private let configuration: PlatformConfiguration
+    private let links: Links?
     private let logger: Logger
     private let limits: GatewayLimits
     /// Wakes the socket thread to notice shutdown; nothing is ever posted.
@@ -49,14 +50,15 @@ public final class Gateway: Service, Sendable {
     }
 
     /// Creates a gateway for the configured endpoints, with the default limits and the
-    /// configured deadline.
-    public convenience init(configuration: PlatformConfiguration, logger: Logger) {
-        self.init(configuration: configuration, limits: GatewayLimits(configuration: configuration), logger: logger)
+    /// configured deadline; `links` by default those of `configuration` for `gateway`.
+    public convenience init(configuration: PlatformConfiguration, links: Links? = nil, logger: Logger) {
+        self.init(configuration: configuration, links: links, limits: GatewayLimits(configuration: configuration), logger: logger)
     }
 
     /// Creates a gateway with explicit limits.
-    public init(configuration: PlatformConfiguration, limits: GatewayLimits, logger: Logger) {
+    public init(configuration: PlatformConfiguration, links: Links? = nil, limits: GatewayLimits, logger: Logger) {
         self.configuration = configuration
+        self.links = links
         self.logger = logger
         self.limits = limits
     }
@@ -86,29 +88,32 @@ public final class Gateway: Service, Sendable {
         let endpoint = configuration.bind ?? configuration.gatewayEndpoint
         let frontend: ZMQSocket
         var edgeFrontend: ZMQSocket?
-        var zap: ZAPAuthenticator?
         var backends: [String: ZMQSocket] = [:]
         do {
+            let links = try self.links ?? configuration.links(as: "gateway")
+            // The public socket: plaintext on loopback by default (the contract's clients
+            // connect with plain REQ or DEALER); CURVE with the gateway's key when asked.
+            let publicCurve = configuration.gatewayPublicCurve ? try links.keyring?.publicServerRole() : nil
             frontend = try ZMQSocket(type: .router, options: .with {
                 $0.maxMessageSize = limits.maxMessageBytes
                 $0.receiveHighWaterMark = limits.frontendReceiveHighWaterMark
                 $0.sendHighWaterMark = limits.frontendSendHighWaterMark
+                $0.curve = publicCurve
             })
             try frontend.bind(endpoint)
             if let secret = configuration.edgeSecret {
-                let trust = try EdgeTrust(secret: secret)
-                // The ZAP handler must be up before a CURVE server socket binds.
-                zap = try ZAPAuthenticator(allowedClientKeys: [trust.edgeKeys.publicKey])
+                // The ZAP handler admits the edge's key before the CURVE socket binds.
+                let role = try EdgeTrust(secret: secret).gatewayRole()
                 let socket = try ZMQSocket(type: .router, options: .with {
                     $0.maxMessageSize = limits.maxMessageBytes
                     $0.receiveHighWaterMark = limits.edgeReceiveHighWaterMark
                     $0.sendHighWaterMark = limits.backendSendHighWaterMark
-                    $0.curve = trust.gatewayRole
+                    $0.curve = role
                 })
                 try socket.bind(configuration.gatewayEdgeEndpoint)
                 edgeFrontend = socket
             }
-            for (service, serviceEndpoint) in configuration.serviceEndpoints {
+            for (service, link) in try links.services() {
                 // IMMEDIATE: nothing is queued for a service that is down, so the client
                 // hears `unavailable` now instead of a stale delivery later. A short,
                 // capped reconnect interval: a restarted service is reached at once.
@@ -117,13 +122,13 @@ public final class Gateway: Service, Sendable {
                     $0.sendHighWaterMark = limits.backendSendHighWaterMark
                     $0.reconnectIntervalMs = Int32(clamping: limits.reconnectInterval.wholeMilliseconds)
                     $0.reconnectIntervalMaxMs = Int32(clamping: limits.reconnectIntervalMax.wholeMilliseconds)
+                    $0.curve = link.curve
                 })
-                try backend.connect(serviceEndpoint)
+                try backend.connect(link.endpoint)
                 backends[service] = backend
             }
         } catch {
             logger.critical("gateway cannot start its sockets", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
-            zap?.stop()
             bound.fire()
             return
         }
@@ -328,7 +333,6 @@ public final class Gateway: Service, Sendable {
         frontend.close()
         try? edgeFrontend?.setLinger(milliseconds: 1_000)
         edgeFrontend?.close()
-        zap?.stop()
         for backend in backends.values { backend.close() }
         logger.info("gateway stopped")
     }

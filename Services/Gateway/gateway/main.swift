@@ -6,13 +6,15 @@ import ServiceLifecycle
 
 let configuration = ProcessSetup.configuration(PlatformOptions.parseOrExit())
 let logger = ProcessSetup.start(label: "gateway", configuration: configuration)
-let bus = EventBus(inEndpoint: configuration.busInEndpoint, outEndpoint: configuration.busOutEndpoint, logger: logger)
-let gateway = Gateway(configuration: configuration, logger: logger)
-let group = ServiceGroup(
-    configuration: .init(
-        services: [.init(service: bus), .init(service: gateway)], gracefulShutdownSignals: [.sigterm, .sigint],
-        cancellationSignals: [], logger: logger))
+let links = ProcessSetup.links(configuration, as: "gateway", logger: logger)
 do {
+    let bus = EventBus(
+        inEndpoint: configuration.busInEndpoint, outEndpoint: configuration.busOutEndpoint, curve: try links.serverRole(), logger: logger)
+    let gateway = Gateway(configuration: configuration, links: links, logger: logger)
+    let group = ServiceGroup(
+        configuration: .init(
+            services: [.init(service: bus), .init(service: gateway)], gracefulShutdownSignals: [.sigterm, .sigint],
+            cancellationSignals: [], logger: logger))
     try await group.run()
 } catch {
     logger.critical("gateway stopped with an error", metadata: ["error": "\(error)"])

@@ -49,6 +49,11 @@ public final class ServiceClient: Sendable {
         case send(tag: Data, body: Data, deadline: ContinuousClock.Instant, continuation: CheckedContinuation<Data, any Error>)
     }
 
+    /// Connects through `link` (its endpoint, with CURVE when it has a role).
+    public convenience init(link: Link, name: String = "client") {
+        self.init(endpoint: link.endpoint, name: name, curve: link.curve)
+    }
+
     /// Connects to `endpoint`. `curve` secures the connection when the server uses CURVE.
     public init(endpoint: String, name: String = "client", curve: CurveRole? = nil) {
         self.endpoint = endpoint

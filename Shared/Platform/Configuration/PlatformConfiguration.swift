@@ -25,11 +25,15 @@ public struct PlatformConfiguration: Sendable, Equatable {
     public var requestDeadlineMs = 4_000
     /// How long the gateway waits for a service (`BACKEND_GATEWAY_DEADLINE_MS`).
     public var gatewayDeadlineMs = 5_000
-    /// CURVE secret key of this process, Z85 (`BACKEND_CURVE_SECRET_KEY`); when set with
-    /// the server public key, sockets use CURVE. Off by default for local runs.
-    public var curveSecretKey: String?
-    /// CURVE public key of the servers, Z85 (`BACKEND_CURVE_SERVER_KEY`).
-    public var curveServerKey: String?
+    /// The folder of the deployment's CURVE keys (`BACKEND_CURVE_KEYS_DIR`; see
+    /// ``CurveKeyring``): this process's `<component>.secret` and `public-keys`. The
+    /// executables refuse to start without it unless ``curveOff`` says so.
+    public var curveKeysDirectory: String?
+    /// Plaintext links, explicitly (`BACKEND_CURVE=off`): every process logs a warning.
+    public var curveOff = false
+    /// The gateway's public ROUTER speaks CURVE too (`BACKEND_GATEWAY_PUBLIC_CURVE=1`):
+    /// clients need the gateway's public key, any client key is admitted.
+    public var gatewayPublicCurve = false
     /// The gateway's ROUTER for the HTTP edge, CURVE-secured (`BACKEND_GATEWAY_EDGE_ENDPOINT`);
     /// bound only when ``edgeSecret`` is set.
     public var gatewayEdgeEndpoint = "tcp://127.0.0.1:5558"
@@ -40,6 +44,13 @@ public struct PlatformConfiguration: Sendable, Equatable {
     public var edgeBind = "127.0.0.1:8080"
     /// Where the admin panel listens, `host:port` (`BACKEND_ADMIN_BIND`).
     public var adminBind = "127.0.0.1:8081"
+    /// Each service backs up its database this often, in seconds; 0 never
+    /// (`BACKEND_BACKUP_INTERVAL_S`; see ``PeriodicBackup``).
+    public var backupIntervalSeconds = 0
+    /// Where periodic backups go (`BACKEND_BACKUP_DIR`); `nil`: `<data folder>/backups`.
+    public var backupDirectory: String?
+    /// Periodic backups kept per service (`BACKEND_BACKUP_KEEP`); older ones are deleted.
+    public var backupKeep = 24
     /// Exit when the parent process goes away (`BACKEND_STOP_WITH_PARENT=1`), so children
     /// of the stack runner or of a test never outlive it.
     public var stopWithParent = false
@@ -73,12 +84,16 @@ public struct PlatformConfiguration: Sendable, Equatable {
         ("BACKEND_LOG_FORMAT", "text (default) or json: one JSON object per log line"),
         ("BACKEND_REQUEST_DEADLINE_MS", "handler deadline in a service"),
         ("BACKEND_GATEWAY_DEADLINE_MS", "how long the gateway waits for a service"),
-        ("BACKEND_CURVE_SECRET_KEY", "this process's CURVE secret key (Z85)"),
-        ("BACKEND_CURVE_SERVER_KEY", "the servers' CURVE public key (Z85)"),
+        ("BACKEND_CURVE_KEYS_DIR", "folder of the CURVE keys (ctl keys generate): <component>.secret and public-keys"),
+        ("BACKEND_CURVE", "on (default) or off: off makes every internal link plaintext, loudly logged"),
+        ("BACKEND_GATEWAY_PUBLIC_CURVE", "1: the gateway's client socket speaks CURVE too (clients need its public key)"),
         ("BACKEND_GATEWAY_EDGE_ENDPOINT", "gateway ROUTER for the HTTP edge (CURVE)"),
         ("BACKEND_EDGE_SECRET", "shared secret of the gateway and the edge (32+ characters)"),
         ("BACKEND_EDGE_BIND", "host:port the HTTP edge listens on"),
         ("BACKEND_ADMIN_BIND", "host:port the admin panel listens on"),
+        ("BACKEND_BACKUP_INTERVAL_S", "each service backs up its database this often, in seconds (0: never)"),
+        ("BACKEND_BACKUP_DIR", "folder of the periodic backups (default <data folder>/backups)"),
+        ("BACKEND_BACKUP_KEEP", "periodic backups kept per service (default 24)"),
         ("BACKEND_STOP_WITH_PARENT", "1: exit when the parent process exits"),
     ]
 
@@ -95,13 +110,15 @@ public struct PlatformConfiguration: Sendable, Equatable {
         if let value = environment["BACKEND_LOG_LEVEL"] { logLevel = try Self.level(value) }
         if let value = environment["BACKEND_REQUEST_DEADLINE_MS"] { requestDeadlineMs = try Self.milliseconds(value, "BACKEND_REQUEST_DEADLINE_MS") }
         if let value = environment["BACKEND_GATEWAY_DEADLINE_MS"] { gatewayDeadlineMs = try Self.milliseconds(value, "BACKEND_GATEWAY_DEADLINE_MS") }
-        if environment["BACKEND_CURVE_SECRET_KEY"].map({ !$0.isEmpty }) == true
-            || environment["BACKEND_CURVE_SERVER_KEY"].map({ !$0.isEmpty }) == true
-        {
-            // The wrapper has CURVE and ZAP, but not every socket of the system is wired
-            // for it yet: refuse rather than start half-secured and unreachable.
-            throw ConfigurationError("CURVE is not switched on in this version: unset BACKEND_CURVE_SECRET_KEY and BACKEND_CURVE_SERVER_KEY")
+        if let value = environment["BACKEND_CURVE_KEYS_DIR"], !value.isEmpty { curveKeysDirectory = value }
+        if let value = environment["BACKEND_CURVE"], !value.isEmpty {
+            switch value.lowercased() {
+            case "on": curveOff = false
+            case "off": curveOff = true
+            default: throw ConfigurationError("BACKEND_CURVE must be on or off")
+            }
         }
+        if let value = environment["BACKEND_GATEWAY_PUBLIC_CURVE"] { gatewayPublicCurve = value == "1" || value == "true" }
         if let value = environment["BACKEND_GATEWAY_EDGE_ENDPOINT"], !value.isEmpty { gatewayEdgeEndpoint = value }
         if let value = environment["BACKEND_EDGE_SECRET"], !value.isEmpty {
             _ = try EdgeTrust(secret: value)
@@ -115,6 +132,15 @@ public struct PlatformConfiguration: Sendable, Equatable {
             _ = try HostAndPort(value, name: "BACKEND_ADMIN_BIND")
             adminBind = value
         }
+        if let value = environment["BACKEND_BACKUP_INTERVAL_S"], !value.isEmpty {
+            guard let seconds = Int(value), seconds >= 0 else { throw ConfigurationError("BACKEND_BACKUP_INTERVAL_S must be a whole number of seconds, 0 for never") }
+            backupIntervalSeconds = seconds
+        }
+        if let value = environment["BACKEND_BACKUP_DIR"], !value.isEmpty { backupDirectory = value }
+        if let value = environment["BACKEND_BACKUP_KEEP"], !value.isEmpty {
+            guard let keep = Int(value), keep >= 1 else { throw ConfigurationError("BACKEND_BACKUP_KEEP must be at least 1") }
+            backupKeep = keep
+        }
         if let value = environment["BACKEND_STOP_WITH_PARENT"] { stopWithParent = value == "1" || value == "true" }
     }
 
@@ -127,12 +153,18 @@ public struct PlatformConfiguration: Sendable, Equatable {
             "BACKEND_GATEWAY_DEADLINE_MS": String(gatewayDeadlineMs),
         ]
         for (name, endpoint) in serviceEndpoints { variables["BACKEND_\(name.uppercased())_ENDPOINT"] = endpoint }
-        if let curveSecretKey { variables["BACKEND_CURVE_SECRET_KEY"] = curveSecretKey }
-        if let curveServerKey { variables["BACKEND_CURVE_SERVER_KEY"] = curveServerKey }
+        if let curveKeysDirectory { variables["BACKEND_CURVE_KEYS_DIR"] = curveKeysDirectory }
+        if curveOff { variables["BACKEND_CURVE"] = "off" }
+        if gatewayPublicCurve { variables["BACKEND_GATEWAY_PUBLIC_CURVE"] = "1" }
         variables["BACKEND_GATEWAY_EDGE_ENDPOINT"] = gatewayEdgeEndpoint
         variables["BACKEND_EDGE_BIND"] = edgeBind
         variables["BACKEND_ADMIN_BIND"] = adminBind
         if let edgeSecret { variables["BACKEND_EDGE_SECRET"] = edgeSecret }
+        if backupIntervalSeconds > 0 {
+            variables["BACKEND_BACKUP_INTERVAL_S"] = String(backupIntervalSeconds)
+            variables["BACKEND_BACKUP_KEEP"] = String(backupKeep)
+            if let backupDirectory { variables["BACKEND_BACKUP_DIR"] = backupDirectory }
+        }
         if stopWithParent { variables["BACKEND_STOP_WITH_PARENT"] = "1" }
         return variables
     }
@@ -141,6 +173,21 @@ public struct PlatformConfiguration: Sendable, Equatable {
     public func endpoint(of service: String) throws -> String {
         guard let endpoint = serviceEndpoints[service] else { throw ConfigurationError("unknown service \(service)") }
         return endpoint
+    }
+
+    /// The links of the process that is `component` (see ``CurveKeyring/components``):
+    /// CURVE with its keys from ``curveKeysDirectory``, plaintext when there is no key
+    /// folder (in-process tests; the executables insist on one, see
+    /// ``ProcessSetup/links(_:as:logger:)``) or when ``curveOff``.
+    public func links(as component: String) throws -> Links {
+        guard !curveOff, let curveKeysDirectory else { return Links(configuration: self, keyring: nil) }
+        let keyring = try CurveKeyring.load(from: URL(fileURLWithPath: curveKeysDirectory, isDirectory: true), name: component)
+        return Links(configuration: self, keyring: keyring)
+    }
+
+    /// The folder of periodic backups as a URL.
+    public var backupDirectoryURL: URL {
+        backupDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? dataDirectoryURL.appendingPathComponent("backups")
     }
 
     /// The data folder as a URL.

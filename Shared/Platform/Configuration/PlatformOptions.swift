@@ -28,6 +28,10 @@ public struct PlatformOptions: ParsableArguments, Sendable {
     public var edgeBind: String?
     @Option(help: "host:port the admin panel listens on (BACKEND_ADMIN_BIND).")
     public var adminBind: String?
+    @Option(help: "Folder of the CURVE keys (BACKEND_CURVE_KEYS_DIR).")
+    public var curveKeys: String?
+    @Flag(help: "Plaintext internal links, no CURVE (BACKEND_CURVE=off); logged as a warning.")
+    public var noCurve = false
     @Flag(help: "Exit when the parent process exits (BACKEND_STOP_WITH_PARENT=1).")
     public var stopWithParent = false
 
@@ -60,6 +64,8 @@ public struct PlatformOptions: ParsableArguments, Sendable {
             _ = try HostAndPort(adminBind, name: "--admin-bind")
             configuration.adminBind = adminBind
         }
+        if let curveKeys { configuration.curveKeysDirectory = curveKeys }
+        if noCurve { configuration.curveOff = true }
         if stopWithParent { configuration.stopWithParent = true }
         return configuration
     }

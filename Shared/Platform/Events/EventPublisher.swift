@@ -15,16 +15,16 @@ import ZeroMQ
 public final class EventPublisher: Service, Sendable {
     private let source: String
     private let pool: DatabasePool
-    private let endpoint: String
+    private let bus: Link
     private let logger: Logger
     private let wakeUps = Mailbox<Bool>()
     private let stopping = Atomic<Bool>(false)
 
-    /// Creates a publisher for `source`'s outbox, connecting to the bus at `endpoint` (XSUB).
-    public init(source: String, pool: DatabasePool, busEndpoint endpoint: String, logger: Logger) {
+    /// Creates a publisher for `source`'s outbox, connecting to the bus's XSUB.
+    public init(source: String, pool: DatabasePool, bus: Link, logger: Logger) {
         self.source = source
         self.pool = pool
-        self.endpoint = endpoint
+        self.bus = bus
         self.logger = logger
     }
 
@@ -49,10 +49,10 @@ public final class EventPublisher: Service, Sendable {
     private func publishLoop() {
         let socket: ZMQSocket
         do {
-            socket = try ZMQSocket(type: .pub, options: .with { $0.sendHighWaterMark = 100_000; $0.lingerMs = 500 })
-            try socket.connect(endpoint)
+            socket = try ZMQSocket(type: .pub, options: .with { [bus] in $0.sendHighWaterMark = 100_000; $0.lingerMs = 500; $0.curve = bus.curve })
+            try socket.connect(bus.endpoint)
         } catch {
-            logger.critical("cannot connect the event publisher", metadata: ["endpoint": "\(endpoint)", "error": "\(error)"])
+            logger.critical("cannot connect the event publisher", metadata: ["endpoint": "\(bus.endpoint)", "error": "\(error)"])
             return
         }
         defer { socket.close() }

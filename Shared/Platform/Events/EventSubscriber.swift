@@ -36,7 +36,7 @@ public struct EventSubscription: Sendable {
 public final class EventSubscriber: Service, Sendable {
     private let subscriptions: [String: [EventSubscription]]
     private let pool: DatabasePool
-    private let busEndpoint: String
+    private let bus: Link
     private let replayClients: [String: ServiceClient]
     private let logger: Logger
     private let catchUpInterval: Duration
@@ -47,20 +47,21 @@ public final class EventSubscriber: Service, Sendable {
 
     /// Creates a subscriber.
     /// - Parameters:
-    ///   - sourceEndpoints: where each source service answers `events.replay`.
+    ///   - bus: the bus's XPUB.
+    ///   - sources: where each source service answers `events.replay`.
     public init(
-        subscriptions: [EventSubscription], pool: DatabasePool, busEndpoint: String, sourceEndpoints: [String: String],
+        subscriptions: [EventSubscription], pool: DatabasePool, bus: Link, sources: [String: Link],
         serviceName: String, logger: Logger, catchUpInterval: Duration = .seconds(1)
     ) {
         self.subscriptions = Dictionary(grouping: subscriptions, by: \.source)
         self.pool = pool
-        self.busEndpoint = busEndpoint
+        self.bus = bus
         self.logger = logger
         self.catchUpInterval = catchUpInterval
         var clients: [String: ServiceClient] = [:]
         for source in self.subscriptions.keys {
-            if let endpoint = sourceEndpoints[source] {
-                clients[source] = ServiceClient(endpoint: endpoint, name: "\(serviceName)-replay-\(source)")
+            if let link = sources[source] {
+                clients[source] = ServiceClient(link: link, name: "\(serviceName)-replay-\(source)")
             }
         }
         replayClients = clients
@@ -122,9 +123,9 @@ public final class EventSubscriber: Service, Sendable {
         defer { for continuation in continuations.values { continuation.finish() } }
         let socket: ZMQSocket
         do {
-            socket = try ZMQSocket(type: .sub, options: .with { $0.receiveHighWaterMark = 100_000 })
+            socket = try ZMQSocket(type: .sub, options: .with { [bus] in $0.receiveHighWaterMark = 100_000; $0.curve = bus.curve })
             for source in subscriptions.keys { try socket.subscribe("\(source).") }
-            try socket.connect(busEndpoint)
+            try socket.connect(bus.endpoint)
         } catch {
             logger.critical("cannot connect the event subscriber", metadata: ["error": "\(error)"])
             return

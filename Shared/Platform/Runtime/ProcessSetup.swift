@@ -35,6 +35,27 @@ public enum ProcessSetup {
         return logger
     }
 
+    /// The links of the process that is `component`: CURVE with the keys of
+    /// ``PlatformConfiguration/curveKeysDirectory``. Without a key folder it exits with
+    /// status 2 and says how to make one, unless CURVE is explicitly off, which it logs
+    /// as a warning at start.
+    public static func links(_ configuration: PlatformConfiguration, as component: String, logger: Logger) -> Links {
+        if configuration.curveOff {
+            logger.warning(
+                "CURVE is OFF (BACKEND_CURVE=off): internal links are plaintext and any process that reaches a port can call services and read events")
+        } else if configuration.curveKeysDirectory == nil {
+            logger.critical(
+                "no CURVE keys: set BACKEND_CURVE_KEYS_DIR to a folder made by `ctl keys generate` (the stack runner makes one), or BACKEND_CURVE=off for plaintext links")
+            exit(2)
+        }
+        do {
+            return try configuration.links(as: component)
+        } catch {
+            logger.critical("cannot load the CURVE keys", metadata: ["component": "\(component)", "error": "\(error)"])
+            exit(2)
+        }
+    }
+
     /// This executable's path (`/proc/self/exe`), to find the sibling binaries.
     public static var executablePath: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]

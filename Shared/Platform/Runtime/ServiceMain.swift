@@ -12,8 +12,9 @@ public enum ServiceMain {
     public static func run(_ definition: ServiceDefinition, options: PlatformOptions) async -> Never {
         let configuration = ProcessSetup.configuration(options)
         let logger = ProcessSetup.start(label: definition.name, configuration: configuration)
+        let links = ProcessSetup.links(configuration, as: definition.name, logger: logger)
         do {
-            let runtime = try ServiceRuntime(definition: definition, configuration: configuration, logger: logger)
+            let runtime = try ServiceRuntime(definition: definition, configuration: configuration, links: links, logger: logger)
             try await runtime.runUntilSignalled()
             exit(0)
         } catch {
@@ -40,13 +41,16 @@ public final class ServiceRuntime: Sendable {
 
     /// Opens the database and builds the parts; nothing runs until the group runs.
     ///
-    /// - Parameter verifier: overrides the token verifier (tests); by default the
-    ///   definition's own (auth) or one fed by `auth.keys` and `auth.session.revoked`.
+    /// - Parameters:
+    ///   - links: the service's links; by default those of `configuration` for its name.
+    ///   - verifier: overrides the token verifier (tests); by default the definition's own
+    ///     (auth) or one fed by `auth.keys` and `auth.session.revoked`.
     public init(
-        definition: ServiceDefinition, configuration: PlatformConfiguration, logger: Logger,
+        definition: ServiceDefinition, configuration: PlatformConfiguration, links: Links? = nil, logger: Logger,
         verifier: (any TokenVerifier)? = nil, catchUpInterval: Duration = .seconds(1)
     ) throws {
         self.logger = logger
+        let links = try links ?? configuration.links(as: definition.name)
         pool = try ServiceDatabase.open(
             directory: configuration.dataDirectoryURL, name: definition.name, durability: definition.durability,
             migrations: definition.migrations)
@@ -55,6 +59,13 @@ public final class ServiceRuntime: Sendable {
         var workers: [any Service] = definition.workers(pool, logger) + [
             Housekeeping(pool: pool, logger: logger, media: MediaStore(service: definition.name, databasePath: pool.path)), WALCheckpointer(path: pool.path, logger: logger),
         ]
+        if configuration.backupIntervalSeconds > 0 {
+            workers.append(
+                PeriodicBackup(
+                    service: definition.name, database: URL(fileURLWithPath: pool.path), folder: configuration.backupDirectoryURL,
+                    interval: .seconds(configuration.backupIntervalSeconds), keep: configuration.backupKeep,
+                    recipient: links.keyring?.backupRecipientKey, logger: logger))
+        }
         if !definition.timers.isEmpty {
             workers.append(TimerWorker(pool: pool, handlers: definition.timers, logger: logger))
         }
@@ -67,7 +78,7 @@ public final class ServiceRuntime: Sendable {
             let access = AccessTokenVerifier()
             try SessionRevocations.load(into: access, from: pool)
             subscriptions.append(SessionRevocations.subscription(verifier: access))
-            workers.append(AuthKeyRefresher(authEndpoint: try configuration.endpoint(of: "auth"), verifier: access, logger: logger))
+            workers.append(AuthKeyRefresher(auth: try links.service("auth"), verifier: access, logger: logger))
             tokenVerifier = access
         }
         self.workers = workers
@@ -78,14 +89,14 @@ public final class ServiceRuntime: Sendable {
         limits.deadline = .milliseconds(configuration.requestDeadlineMs)
         let endpoint = try configuration.bind ?? configuration.endpoint(of: definition.name)
         server = RequestServer(
-            endpoint: endpoint, dispatcher: dispatcher, limits: limits, logger: logger, curve: configuration.serverCurve)
-        publisher = EventPublisher(source: definition.name, pool: pool, busEndpoint: configuration.busInEndpoint, logger: logger)
+            endpoint: endpoint, dispatcher: dispatcher, limits: limits, logger: logger, curve: try links.serverRole())
+        publisher = EventPublisher(source: definition.name, pool: pool, bus: try links.busIn, logger: logger)
         subscriber =
             subscriptions.isEmpty
             ? nil
             : EventSubscriber(
-                subscriptions: subscriptions, pool: pool, busEndpoint: configuration.busOutEndpoint,
-                sourceEndpoints: configuration.serviceEndpoints, serviceName: definition.name, logger: logger,
+                subscriptions: subscriptions, pool: pool, bus: try links.busOut,
+                sources: try links.services(), serviceName: definition.name, logger: logger,
                 catchUpInterval: catchUpInterval)
     }
 
@@ -107,13 +118,5 @@ public final class ServiceRuntime: Sendable {
     /// `triggerGracefulShutdown()`.
     public func makeGroup() -> ServiceGroup {
         ServiceGroup(configuration: .init(services: services.map { .init(service: $0) }, logger: logger))
-    }
-}
-
-extension PlatformConfiguration {
-    /// The CURVE role of a server socket, when keys are configured.
-    var serverCurve: CurveRole? {
-        guard let curveSecretKey else { return nil }
-        return .server(secretKey: curveSecretKey)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Starts a dedicated thread that owns ZeroMQ sockets and lets async code wait for it.
 ///
@@ -23,5 +24,17 @@ public final class SocketThread: Sendable {
     /// Waits until the thread's body has returned.
     public func join() async {
         await done.wait()
+    }
+
+    /// Runs blocking work (a SQLite backup, a file copy) on a thread of its own and returns
+    /// its result, so the cooperative pool never waits on it.
+    public static func value<T: Sendable>(name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        let result = Mutex<Result<T, any Error>?>(nil)
+        let thread = SocketThread(name: name) {
+            let outcome = Result { try body() }
+            result.withLock { $0 = outcome }
+        }
+        await thread.join()
+        return try result.withLock { $0! }.get()
     }
 }

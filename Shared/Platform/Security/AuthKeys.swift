@@ -54,9 +54,9 @@ public final class AuthKeyRefresher: Service, Sendable {
     private let logger: Logger
     private let interval: Duration
 
-    /// Creates a refresher calling auth at `authEndpoint`.
-    public init(authEndpoint: String, verifier: AccessTokenVerifier, logger: Logger, interval: Duration = .seconds(60)) {
-        client = ServiceClient(endpoint: authEndpoint, name: "keys")
+    /// Creates a refresher calling auth through `auth`.
+    public init(auth: Link, verifier: AccessTokenVerifier, logger: Logger, interval: Duration = .seconds(60)) {
+        client = ServiceClient(link: auth, name: "keys")
         self.verifier = verifier
         self.logger = logger
         self.interval = interval

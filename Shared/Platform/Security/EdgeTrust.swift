@@ -39,11 +39,16 @@ public struct EdgeTrust: Sendable, Equatable {
         edgeKeys = try keys("edge")
     }
 
-    /// The ZAP domain of the edge socket.
-    public static let domain = "edge"
+    /// The ZAP domain of the edge socket, one per secret (two gateways in one test process
+    /// never share an admission).
+    public var domain: String { "edge-" + Digest.sha256Hex(Data(gatewayKeys.publicKey.utf8)).prefix(16) }
 
-    /// The role of the gateway's edge socket.
-    public var gatewayRole: CurveRole { .server(secretKey: gatewayKeys.secretKey, domain: Self.domain) }
+    /// The role of the gateway's edge socket; the process's ZAP handler admits the edge's
+    /// key, and only it, on the socket's domain.
+    public func gatewayRole() throws(ConfigurationError) -> CurveRole {
+        try CurveKeyring.admit(.keys([edgeKeys.publicKey]), domain: domain)
+        return .server(secretKey: gatewayKeys.secretKey, domain: domain)
+    }
 
     /// The role of the edge's socket to the gateway.
     public var edgeRole: CurveRole { .client(serverPublicKey: gatewayKeys.publicKey, keys: edgeKeys) }

@@ -1,0 +1,95 @@
+import Foundation
+import Platform
+import SharedTesting
+import Testing
+import ZeroMQ
+
+/// The deployment's keys on disk and the sealing of backups (README, "Encrypted links",
+/// "Backups").
+@Suite("CURVE keyring and sealed backups")
+struct CurveKeyringTests {
+    @Test("a key folder loads per component; a secret that is not its public key's, or a missing entry, is refused")
+    func keyFolders() throws {
+        let directory = try TemporaryDirectory(prefix: "keyring")
+        defer { directory.remove() }
+        let folder = directory.url.appendingPathComponent("keys")
+        let pairs = try CurveKeyring.generate()
+        try CurveKeyring.write(pairs, to: folder)
+        #expect(throws: ConfigurationError.self) { try CurveKeyring.write(pairs, to: folder) }
+
+        let auth = try CurveKeyring.load(from: folder, name: "auth")
+        #expect(auth.keys == pairs["auth"])
+        #expect(try auth.serverKey(of: "gateway") == pairs["gateway"]?.publicKey)
+        #expect(auth.backupRecipientKey == Z85.decode(pairs["backup"]!.publicKey))
+        #expect(throws: ConfigurationError.self) { try auth.serverKey(of: "nosuch") }
+        #expect(throws: ConfigurationError.self) { try CurveKeyring.load(from: folder, name: "nosuch") }
+
+        // auth's file with goals' secret: refused.
+        let swapped = "public-key = \"\(pairs["auth"]!.publicKey)\"\nsecret-key = \"\(pairs["goals"]!.secretKey)\"\n"
+        try Data(swapped.utf8).write(to: folder.appendingPathComponent("auth.secret"))
+        #expect(throws: ConfigurationError.self) { try CurveKeyring.load(from: folder, name: "auth") }
+        // A keyring whose own key is not the one public-keys names: refused.
+        #expect(throws: ConfigurationError.self) {
+            try CurveKeyring(name: "auth", keys: pairs["goals"]!, publicKeys: pairs.mapValues(\.publicKey))
+        }
+    }
+
+    @Test("key files: Z85's = and # inside values, comments, blank lines and spaces")
+    func keyFileSyntax() throws {
+        let directory = try TemporaryDirectory(prefix: "keyfile")
+        defer { directory.remove() }
+        // Z85 uses = and #: only the first = splits, and only whole lines are comments.
+        var pairs = try CurveKeyring.generate()
+        var tries = 0
+        while !(pairs["auth"]!.publicKey + pairs["auth"]!.secretKey).contains(where: { $0 == "=" || $0 == "#" }), tries < 200 {
+            pairs["auth"] = try CurveKeyPair.generate()
+            tries += 1
+        }
+        let folder = directory.url.appendingPathComponent("keys")
+        try CurveKeyring.write(pairs, to: folder)
+        let spaced = "# the deployment's public keys\n\n" + pairs.map { "   \($0.key)=\"\($0.value.publicKey)\"   \n# between\n" }.joined()
+        try Data(spaced.utf8).write(to: folder.appendingPathComponent(CurveKeyring.publicKeysFile))
+        let auth = try CurveKeyring.load(from: folder, name: "auth")
+        #expect(auth.keys == pairs["auth"])
+        #expect(auth.publicKeys == pairs.mapValues(\.publicKey))
+        // A line that is no entry is refused, not skipped.
+        try Data("auth \"\(pairs["auth"]!.publicKey)\"\n".utf8).write(to: folder.appendingPathComponent(CurveKeyring.publicKeysFile))
+        #expect(throws: ConfigurationError.self) { try CurveKeyring.load(from: folder, name: "auth") }
+    }
+
+    @Test("the server role admits the deployment's keys, not the backup key; the edge's domain is per secret")
+    func serverRoles() throws {
+        let pairs = try CurveKeyring.generate()
+        let keyring = try CurveKeyring(name: "auth", keys: pairs["auth"]!, publicKeys: pairs.mapValues(\.publicKey))
+        guard case .server(let secret, let domain) = try keyring.serverRole() else {
+            Issue.record("not a server role")
+            return
+        }
+        #expect(secret == pairs["auth"]!.secretKey)
+        #expect(domain.hasPrefix("internal-"))
+        let one = try EdgeTrust(secret: EdgeTrust.generateSecret()), two = try EdgeTrust(secret: EdgeTrust.generateSecret())
+        #expect(one.domain != two.domain)
+    }
+
+    @Test("a sealed backup opens with the backup secret only; a changed byte or another key fails")
+    func sealing() throws {
+        let pair = try CurveKeyPair.generate()
+        let recipient = try #require(Z85.decode(pair.publicKey))
+        let secret = try #require(Z85.decode(pair.secretKey))
+        let plaintext = Array("SQLite format 3\u{0}the audit log".utf8) + Digest.randomBytes(5_000)
+        let sealed = try BackupSeal.seal(plaintext, to: recipient)
+        #expect(BackupSeal.isSealed(sealed))
+        #expect(Data(sealed).range(of: Data("audit".utf8)) == nil)
+        #expect(try BackupSeal.open(sealed, secretKey: secret) == plaintext)
+        // Two seals of one backup differ (a fresh ephemeral key each time).
+        #expect(try BackupSeal.seal(plaintext, to: recipient) != sealed)
+        var changed = sealed
+        changed[changed.count / 2] ^= 0x01
+        #expect(throws: CryptoError.self) { try BackupSeal.open(changed, secretKey: secret) }
+        let other = try #require(Z85.decode(try CurveKeyPair.generate().secretKey))
+        #expect(throws: CryptoError.self) { try BackupSeal.open(sealed, secretKey: other) }
+        #expect(throws: CryptoError.self) { try BackupSeal.seal(plaintext, to: [1, 2, 3]) }
+        // A low-order recipient key (all zeros) gives no usable secret: refused.
+        #expect(throws: CryptoError.self) { try BackupSeal.seal(plaintext, to: [UInt8](repeating: 0, count: 32)) }
+    }
+}
