@@ -35,14 +35,20 @@ var targets: [Target] = [
     .target(name: "ZeroMQ", dependencies: ["CZeroMQ"], path: "Shared/ZeroMQ"),
     .target(
         name: "Platform",
-        dependencies: ["ZeroMQ", "COpenSSL", "CCurl", "CBackendSystem", grdb, logging, lifecycle, argumentParser],
+        dependencies: [
+            "ZeroMQ", "COpenSSL", "CCurl", "CBackendSystem", grdb, logging, lifecycle, argumentParser,
+            .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "Metrics", package: "swift-metrics"),
+        ],
         path: "Shared/Platform"),
     .target(
         name: "SharedTesting", dependencies: ["Platform", "ZeroMQ", "GatewayService", grdb, logging, lifecycle],
         path: "Shared/SharedTesting"),
 
     // Gateway, stack runner and operator CLI.
-    .target(name: "GatewayService", dependencies: ["Platform", "ZeroMQ", logging, lifecycle], path: "Services/Gateway/GatewayService"),
+    .target(
+        name: "GatewayService",
+        dependencies: ["Platform", "ZeroMQ", logging, lifecycle, .product(name: "Hummingbird", package: "hummingbird")],
+        path: "Services/Gateway/GatewayService"),
     .executableTarget(name: "gateway", dependencies: ["GatewayService", "Platform", lifecycle], path: "Services/Gateway/gateway"),
     .executableTarget(
         name: "stack", dependencies: ["Platform", argumentParser, logging], path: "Services/Stack"),
@@ -157,6 +163,8 @@ let package = Package(
     ] + services.map { .executable(name: $0.executable, targets: [$0.executable]) },
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),

@@ -10,7 +10,7 @@ struct Ctl: AsyncParsableCommand {
         commandName: "ctl",
         abstract: "Talk to the backend through its gateway.",
         discussion: "Endpoints come from the BACKEND_* environment variables or the flags (see README).",
-        subcommands: [Call.self, Health.self, Describe.self, Events.self, Solve.self, Backup.self, Restore.self, Keys.self])
+        subcommands: [Call.self, Health.self, Describe.self, Events.self, Solve.self, Backup.self, Restore.self, Keys.self, Top.self])
 }
 
 /// Options every subcommand shares.
@@ -407,5 +407,75 @@ struct Keys: AsyncParsableCommand {
             guard let text = try? String(contentsOf: url, encoding: .utf8) else { throw ValidationError("no \(url.path)") }
             print(text, terminator: "")
         }
+    }
+}
+
+/// `ctl top`: live per-operation rates and p99 of every service, read from each service's
+/// own figures (`<service>.metrics.prometheus`, directly with the operator's key: the same
+/// figures the gateway's Prometheus endpoint serves).
+struct Top: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show live requests/s, errors/s and p99 per operation of every service (Ctrl-C stops).")
+
+    @Option(help: "Seconds between readings.") var interval: Double = 2
+    @Option(help: "Stop after this many readings (0: until Ctrl-C).") var iterations: Int = 0
+    @Option(help: "Only these services (comma-separated).") var services: String?
+    @Option(help: "At most this many operations shown.") var limit: Int = 25
+    @OptionGroup var options: CommonOptions
+
+    func run() async throws {
+        let names = services.map { $0.split(separator: ",").map(String.init) } ?? PlatformConfiguration.serviceNames
+        guard names.allSatisfy(PlatformConfiguration.serviceNames.contains) else { throw ValidationError("unknown service in \(services ?? "")") }
+        let links = try options.links
+        var clients: [String: ServiceClient] = [:]
+        for name in names { clients[name] = ServiceClient(link: try links.service(name), name: "ctl-top") }
+        defer { for client in clients.values { Task { await client.close() } } }
+        var previous: (samples: [PrometheusText.Sample], at: ContinuousClock.Instant)?
+        var reading = 0
+        while iterations == 0 || reading < iterations {
+            if reading > 0 { try await Task.sleep(for: .milliseconds(Int(interval * 1_000))) }
+            reading += 1
+            var samples: [PrometheusText.Sample] = []
+            var silent: [String] = []
+            for name in names {
+                let reply = try? await clients[name]!.call(
+                    "\(name).metrics.prometheus", idempotent: true, timeout: .milliseconds(Int(options.timeout * 1_000)), attempts: 1)
+                if let text = reply?.data?["text"]?.stringValue { samples += PrometheusText.samples(text) } else { silent.append(name) }
+            }
+            let now = ContinuousClock.now
+            let seconds = previous.map { (now - $0.at).wholeMilliseconds }.map { Double($0) / 1_000 } ?? 0
+            let rates = OperationRates.between(previous?.samples, samples, seconds: seconds)
+            previous = (samples, now)
+            print(Self.table(rates.prefix(limit), interval: seconds, silent: silent, first: reading == 1))
+            fflush(nil)
+            if silent.count == names.count && iterations > 0 && reading == iterations { throw ExitStatus.unreachable }
+        }
+    }
+
+    /// The screen: a header, then one line per operation.
+    static func table(_ rates: ArraySlice<OperationRates>, interval: Double?, silent: [String], first: Bool) -> String {
+        func number(_ value: Double?, _ digits: Int) -> String {
+            guard let value else { return "-" }
+            return String(format: "%.\(digits)f", value)
+        }
+        var text = first ? "since start (rates from the next reading)\n" : "last \(number(interval, 1)) s\n"
+        text += "service    operation                             req/s     err/s   p99 ms      total\n"
+        for rate in rates {
+            text += rate.service.padding(toLength: 10, withPad: " ", startingAt: 0) + " "
+            text += String(rate.op.prefix(36)).padding(toLength: 36, withPad: " ", startingAt: 0)
+            text += number(first ? nil : rate.requestsPerSecond, 1).leftPadded(to: 7)
+            text += number(first ? nil : rate.errorsPerSecond, 1).leftPadded(to: 10)
+            text += number(rate.p99Ms, 2).leftPadded(to: 9)
+            text += String(Int64(rate.totalRequests)).leftPadded(to: 11) + "\n"
+        }
+        if rates.isEmpty { text += "(no requests yet)\n" }
+        if !silent.isEmpty { text += "no answer from: \(silent.joined(separator: ", "))\n" }
+        return text
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
     }
 }

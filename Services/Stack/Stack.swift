@@ -95,6 +95,9 @@ struct Stack: AsyncParsableCommand {
             text += configuration.curveOff
                 ? "  links      PLAINTEXT (CURVE off)\n" : "  links      CURVE, keys in \(configuration.curveKeysDirectory ?? "?")\n"
             if let logs { text += "  logs       \(logs.standardizedFileURL.path)\n" }
+            if let metrics = configuration.metricsBind {
+                text += "  metrics    http://\(metrics)/metrics   <- Prometheus; `ctl top` shows live rates\n"
+            }
             if configuration.backupIntervalSeconds > 0 {
                 text += "  backups    every \(configuration.backupIntervalSeconds) s into \(configuration.backupDirectoryURL.standardizedFileURL.path)\n"
             }

@@ -11,10 +11,12 @@ do {
     let bus = EventBus(
         inEndpoint: configuration.busInEndpoint, outEndpoint: configuration.busOutEndpoint, curve: try links.serverRole(), logger: logger)
     let gateway = Gateway(configuration: configuration, links: links, logger: logger)
+    var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: bus), .init(service: gateway)]
+    if let bind = configuration.metricsBind {
+        services.append(.init(service: try MetricsEndpoint(bind: try HostAndPort(bind, name: "BACKEND_METRICS_BIND"), links: links, logger: logger)))
+    }
     let group = ServiceGroup(
-        configuration: .init(
-            services: [.init(service: bus), .init(service: gateway)], gracefulShutdownSignals: [.sigterm, .sigint],
-            cancellationSignals: [], logger: logger))
+        configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], cancellationSignals: [], logger: logger))
     try await group.run()
 } catch {
     logger.critical("gateway stopped with an error", metadata: ["error": "\(error)"])

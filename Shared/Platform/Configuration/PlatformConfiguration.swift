@@ -44,6 +44,9 @@ public struct PlatformConfiguration: Sendable, Equatable {
     public var edgeBind = "127.0.0.1:8080"
     /// Where the admin panel listens, `host:port` (`BACKEND_ADMIN_BIND`).
     public var adminBind = "127.0.0.1:8081"
+    /// Where the gateway serves the Prometheus text of every service (`GET /metrics`),
+    /// `host:port` (`BACKEND_METRICS_BIND`); `nil`: not served.
+    public var metricsBind: String?
     /// Each service backs up its database this often, in seconds; 0 never
     /// (`BACKEND_BACKUP_INTERVAL_S`; see ``PeriodicBackup``).
     public var backupIntervalSeconds = 0
@@ -91,6 +94,7 @@ public struct PlatformConfiguration: Sendable, Equatable {
         ("BACKEND_EDGE_SECRET", "shared secret of the gateway and the edge (32+ characters)"),
         ("BACKEND_EDGE_BIND", "host:port the HTTP edge listens on"),
         ("BACKEND_ADMIN_BIND", "host:port the admin panel listens on"),
+        ("BACKEND_METRICS_BIND", "host:port where the gateway serves Prometheus metrics (GET /metrics); unset: off"),
         ("BACKEND_BACKUP_INTERVAL_S", "each service backs up its database this often, in seconds (0: never)"),
         ("BACKEND_BACKUP_DIR", "folder of the periodic backups (default <data folder>/backups)"),
         ("BACKEND_BACKUP_KEEP", "periodic backups kept per service (default 24)"),
@@ -132,6 +136,10 @@ public struct PlatformConfiguration: Sendable, Equatable {
             _ = try HostAndPort(value, name: "BACKEND_ADMIN_BIND")
             adminBind = value
         }
+        if let value = environment["BACKEND_METRICS_BIND"], !value.isEmpty {
+            _ = try HostAndPort(value, name: "BACKEND_METRICS_BIND")
+            metricsBind = value
+        }
         if let value = environment["BACKEND_BACKUP_INTERVAL_S"], !value.isEmpty {
             guard let seconds = Int(value), seconds >= 0 else { throw ConfigurationError("BACKEND_BACKUP_INTERVAL_S must be a whole number of seconds, 0 for never") }
             backupIntervalSeconds = seconds
@@ -160,6 +168,7 @@ public struct PlatformConfiguration: Sendable, Equatable {
         variables["BACKEND_EDGE_BIND"] = edgeBind
         variables["BACKEND_ADMIN_BIND"] = adminBind
         if let edgeSecret { variables["BACKEND_EDGE_SECRET"] = edgeSecret }
+        if let metricsBind { variables["BACKEND_METRICS_BIND"] = metricsBind }
         if backupIntervalSeconds > 0 {
             variables["BACKEND_BACKUP_INTERVAL_S"] = String(backupIntervalSeconds)
             variables["BACKEND_BACKUP_KEEP"] = String(backupKeep)

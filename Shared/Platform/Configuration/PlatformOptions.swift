@@ -28,6 +28,8 @@ public struct PlatformOptions: ParsableArguments, Sendable {
     public var edgeBind: String?
     @Option(help: "host:port the admin panel listens on (BACKEND_ADMIN_BIND).")
     public var adminBind: String?
+    @Option(help: "host:port where the gateway serves Prometheus metrics (BACKEND_METRICS_BIND).")
+    public var metricsBind: String?
     @Option(help: "Folder of the CURVE keys (BACKEND_CURVE_KEYS_DIR).")
     public var curveKeys: String?
     @Flag(help: "Plaintext internal links, no CURVE (BACKEND_CURVE=off); logged as a warning.")
@@ -63,6 +65,10 @@ public struct PlatformOptions: ParsableArguments, Sendable {
         if let adminBind {
             _ = try HostAndPort(adminBind, name: "--admin-bind")
             configuration.adminBind = adminBind
+        }
+        if let metricsBind {
+            _ = try HostAndPort(metricsBind, name: "--metrics-bind")
+            configuration.metricsBind = metricsBind
         }
         if let curveKeys { configuration.curveKeysDirectory = curveKeys }
         if noCurve { configuration.curveOff = true }

@@ -88,6 +88,19 @@ enum BuiltinOperations {
         }
     }
 
+    static func prometheus(service: String) -> ServiceOperation {
+        .inline(
+            "\(service).metrics.prometheus",
+            summary: "This process's per-operation figures in Prometheus text format (backend_requests_total by op and "
+                + "outcome, backend_request_duration_seconds histograms), for the gateway's /metrics endpoint and `ctl top`. "
+                + "Services and operators only (internal: never forwarded by the gateway).",
+            auth: .internal,
+            response: .object(["text": .string()], required: ["text"])
+        ) { (_, _: Empty) -> JSONValue in
+            ["text": .string(RequestMetrics.prometheus.emitToString())]
+        }
+    }
+
     static func replay(service: String) -> ServiceOperation {
         .read(
             "\(service).events.replay",
@@ -145,6 +158,7 @@ enum BuiltinOperations {
         operations.append(health(service: definition.name, startedAt: startedAt))
         operations.append(replay(service: definition.name))
         operations.append(metrics(service: definition.name))
+        operations.append(prometheus(service: definition.name))
         operations.append(
             describe(service: definition.name, summary: definition.summary, operations: operations, events: definition.events))
         return operations
@@ -154,10 +168,11 @@ enum BuiltinOperations {
 /// Operations the gateway never forwards for clients (`forbidden`): they are for the
 /// services themselves (CONTRACT.md: `events.replay` is for services only).
 public enum InternalOperations {
-    /// Whether `op` is internal: `<service>.events.replay` or `<service>.internal.*`.
+    /// Whether `op` is internal: `<service>.events.replay`, `<service>.metrics.prometheus` or
+    /// `<service>.internal.*`.
     public static func contains(_ op: String) -> Bool {
         guard let dot = op.firstIndex(of: ".") else { return false }
         let rest = op[op.index(after: dot)...]
-        return rest == "events.replay" || rest.hasPrefix("internal.")
+        return rest == "events.replay" || rest == "metrics.prometheus" || rest.hasPrefix("internal.")
     }
 }

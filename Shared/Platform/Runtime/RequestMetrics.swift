@@ -1,4 +1,6 @@
 import Foundation
+import Metrics
+import Prometheus
 import Synchronization
 
 /// Requests, errors and latency of one service, counted where its request line is
@@ -48,23 +50,57 @@ public final class RequestMetrics: Sendable {
     private struct State {
         var total = Counts()
         var ring = [Minute](repeating: Minute(), count: 60)
+        /// Per operation, in the process's Prometheus registry: a counter per outcome, a
+        /// latency histogram per operation (created once, then only incremented).
+        var counters: [String: Prometheus.Counter] = [:]
+        var histograms: [String: DurationHistogram] = [:]
     }
 
     private let state = Mutex(State())
+    /// The service these figures are of (the `service` label).
+    public let service: String
     /// When the counting started (the process's start, in practice).
     public let startedAt = Date()
 
-    public init() {}
+    public init(service: String = "") {
+        self.service = service
+    }
 
-    /// Counts one answered request. `outcome` is `ok` or the error's code.
-    public func record(micros: Int64, outcome: String, at date: Date = Date()) {
+    /// The process's Prometheus registry: every service's per-operation figures
+    /// (`backend_requests_total{service,op,outcome}`,
+    /// `backend_request_duration_seconds{service,op}`), as `<service>.metrics.prometheus`
+    /// and the gateway's `/metrics` show them.
+    public static let prometheus = PrometheusCollectorRegistry()
+
+    /// Counts one answered request. `outcome` is `ok` or the error's code; `op` is the
+    /// operation when the service has it (an unknown or unparsable one counts as
+    /// `(unknown)`, so clients cannot make up label values).
+    public func record(micros: Int64, outcome: String, op: String? = nil, at date: Date = Date()) {
         let minute = Int64(date.timeIntervalSince1970 / 60)
-        state.withLock { state in
+        let label = op.flatMap { outcome == "unknown_op" || outcome == "bad_request" ? nil : $0 } ?? "(unknown)"
+        let (counter, histogram) = state.withLock { state in
             state.total.add(micros: micros, outcome: outcome)
             let slot = Int(minute % 60)
             if state.ring[slot].minute != minute { state.ring[slot] = Minute(minute: minute) }
             state.ring[slot].counts.add(micros: micros, outcome: outcome)
+            let key = label + " " + outcome
+            let counter =
+                state.counters[key]
+                ?? Self.prometheus.makeCounter(
+                    name: "backend_requests_total", labels: [("service", service), ("op", label), ("outcome", outcome)],
+                    help: "Requests answered by a service, per operation and outcome (ok or the contract's error code).")
+            state.counters[key] = counter
+            let histogram =
+                state.histograms[label]
+                ?? Self.prometheus.makeDurationHistogram(
+                    name: "backend_request_duration_seconds", labels: [("service", service), ("op", label)],
+                    buckets: LatencyBuckets.upperBoundsMicros.map { .microseconds($0) },
+                    help: "Time from a request's arrival at a service to its reply, per operation.")
+            state.histograms[label] = histogram
+            return (counter, histogram)
         }
+        counter.increment()
+        histogram.record(.microseconds(micros))
     }
 
     /// Since the start, the last hour in all, and each of the last 60 minutes (oldest first,
@@ -88,7 +124,7 @@ public final class RequestMetrics: Sendable {
     public static func of(service: String) -> RequestMetrics {
         registry.withLock { registry in
             if let existing = registry[service] { return existing }
-            let created = RequestMetrics()
+            let created = RequestMetrics(service: service)
             registry[service] = created
             return created
         }

@@ -284,8 +284,8 @@ public final class RequestServer: Service, Sendable {
 
     private func log(id: String?, op: String?, started: ContinuousClock.Instant, outcome: String) {
         RequestLog.record(logger, label: dispatcher.service, id: id, op: op, started: started, outcome: outcome)
-        // Health checks (the gateway's, every second) would drown what people did.
-        if let op, op.hasSuffix(".health") { return }
-        metrics.record(micros: (ContinuousClock.now - started).wholeMicroseconds, outcome: outcome)
+        // Health checks (the gateway's, every second) and scrapes would drown what people did.
+        if let op, op.hasSuffix(".health") || op.hasSuffix(".metrics.prometheus") { return }
+        metrics.record(micros: (ContinuousClock.now - started).wholeMicroseconds, outcome: outcome, op: op)
     }
 }
