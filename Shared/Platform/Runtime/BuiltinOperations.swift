@@ -58,7 +58,8 @@ enum BuiltinOperations {
             "\(service).metrics",
             summary: "Requests answered, errors by code and latency percentiles (p50, p90, p99: the upper bound of the "
                 + "bucket the rank falls in, in ms) since the process started, over the last hour, and per minute for the "
-                + "last 60 minutes (oldest first). Health checks are not counted. Admins only.",
+                + "last 60 minutes (oldest first), and per operation since the start (the busiest 200; an unknown operation "
+                + "as (unknown)). Health checks are not counted. Admins only.",
             auth: .anyRole(["admin"]),
             response: .object(
                 [
@@ -69,7 +70,13 @@ enum BuiltinOperations {
                                 "start": .string(format: .dateTime), "requests": .integer(minimum: 0), "errors": .integer(minimum: 0),
                                 "p99Ms": JSONSchema.number.nullable(),
                             ], required: ["start", "requests", "errors", "p99Ms"]), maxItems: 60),
-                ], required: ["since", "total", "lastHour", "minutes"])
+                    "operations": .array(
+                        of: .object(
+                            [
+                                "op": .string(), "requests": .integer(minimum: 0), "errors": .integer(minimum: 0),
+                                "p50Ms": JSONSchema.number.nullable(), "p99Ms": JSONSchema.number.nullable(),
+                            ], required: ["op", "requests", "errors", "p50Ms", "p99Ms"]), maxItems: 200),
+                ], required: ["since", "total", "lastHour", "minutes", "operations"])
         ) { (_, _: Empty) -> JSONValue in
             let metrics = RequestMetrics.of(service: service)
             let snapshot = metrics.snapshot()
@@ -82,6 +89,14 @@ enum BuiltinOperations {
                             "start": .string(Instant.format(minute.start)), "requests": .integer(minute.counts.requests),
                             "errors": .integer(minute.counts.errors),
                             "p99Ms": minute.counts.percentileMs(0.99).map { .number($0) } ?? .null,
+                        ]
+                    }),
+                "operations": .array(
+                    metrics.operations().sorted { ($0.value.requests, $1.key) > ($1.value.requests, $0.key) }.prefix(200).map { op, counts in
+                        [
+                            "op": .string(op), "requests": .integer(counts.requests), "errors": .integer(counts.errors),
+                            "p50Ms": counts.percentileMs(0.5).map { .number($0) } ?? .null,
+                            "p99Ms": counts.percentileMs(0.99).map { .number($0) } ?? .null,
                         ]
                     }),
             ]

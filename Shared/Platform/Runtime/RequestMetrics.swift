@@ -54,6 +54,8 @@ public final class RequestMetrics: Sendable {
         /// latency histogram per operation (created once, then only incremented).
         var counters: [String: Prometheus.Counter] = [:]
         var histograms: [String: DurationHistogram] = [:]
+        /// Per operation since the start, for `<service>.metrics` and the admin panel.
+        var operations: [String: Counts] = [:]
     }
 
     private let state = Mutex(State())
@@ -83,6 +85,7 @@ public final class RequestMetrics: Sendable {
             let slot = Int(minute % 60)
             if state.ring[slot].minute != minute { state.ring[slot] = Minute(minute: minute) }
             state.ring[slot].counts.add(micros: micros, outcome: outcome)
+            state.operations[label, default: Counts()].add(micros: micros, outcome: outcome)
             let key = label + " " + outcome
             let counter =
                 state.counters[key]
@@ -118,6 +121,11 @@ public final class RequestMetrics: Sendable {
             }
             return (state.total, lastHour, minutes)
         }
+    }
+
+    /// Per operation since the start (an unknown operation as `(unknown)`).
+    public func operations() -> [String: Counts] {
+        state.withLock { $0.operations }
     }
 
     /// One instance per service name in this process.

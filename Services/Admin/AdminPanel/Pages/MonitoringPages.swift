@@ -155,12 +155,26 @@ enum MonitoringPages {
             }
             let errorPoints = minutes.map { SVGChart.Point($0["start"]?.stringValue ?? "", Double($0["errors"]?.integerValue ?? 0)) }
             let totalErrors = errorPoints.reduce(0) { $0 + $1.value }
+            // The per-operation figures Prometheus and `ctl top` read too.
+            let operations = (metrics["operations"]?.arrayValue ?? []).map { op in
+                [
+                    Cell(op["op"]?.stringValue ?? ""), Cell.number(op["requests"]?.integerValue, kit.format),
+                    Cell.number(op["errors"]?.integerValue, kit.format), Cell(milliseconds(op["p50Ms"]), numeric: true),
+                    Cell(milliseconds(op["p99Ms"]), numeric: true),
+                ]
+            }
+            let byOperation =
+                operations.isEmpty
+                ? ""
+                : "<details><summary>By operation, since the start</summary>"
+                    + kit.table(["Operation", "Requests", "Errors", "p50", "p99"], operations) + "</details>"
             blocks.append(
                 Block(
                     heading: "\(service): requests per minute",
                     text: "Since \(kit.format.dateTime(metrics["since"]?.stringValue)): \(kit.format.number(metrics["total"]?["requests"]?.integerValue ?? 0)) requests, \(kit.format.number(metrics["total"]?["errors"]?.integerValue ?? 0)) errors.",
                     html: SVGChart.bars(points, title: "\(service): requests per minute, last hour", height: 150)
-                        + (totalErrors > 0 ? SVGChart.bars(errorPoints.map { SVGChart.Point("", $0.value) }, title: "\(service): errors per minute", height: 90, color: "#b3261e") : "")))
+                        + (totalErrors > 0 ? SVGChart.bars(errorPoints.map { SVGChart.Point("", $0.value) }, title: "\(service): errors per minute", height: 90, color: "#b3261e") : "")
+                        + byOperation))
         }
         let table = Block(
             heading: "Services, the last hour",
