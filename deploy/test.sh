@@ -33,6 +33,16 @@ apt_install ip iproute2
 BACKEND_EDGE_SECRET=0000000000000000000000000000000000000000000000000000000000000000 \
   docker-compose -f docker-compose.yml config -q
 echo "docker-compose.yml: docker-compose config passes"
+# The Kubernetes manifests must be valid objects of a current Kubernetes (kubernetes-validate
+# checks them against its schemas offline; kustomization.yaml is kustomize's, not an object).
+if ! python3 -c "import kubernetes_validate" >/dev/null 2>&1; then
+  echo "installing: kubernetes-validate (pip)"
+  python3 -m pip install --quiet kubernetes-validate
+fi
+manifests=$(ls deploy/k8s/*.yaml | grep -v kustomization.yaml)
+# shellcheck disable=SC2086
+python3 -m kubernetes_validate --strict --quiet $manifests
+echo "deploy/k8s: kubernetes-validate --strict passes"
 if ! python3 -c "import selenium" >/dev/null 2>&1; then
   echo "installing: selenium (pip)"
   python3 -m pip install --quiet selenium

@@ -46,7 +46,8 @@ struct FaultTests {
             let elapsed = ContinuousClock.now - started
             #expect(reply.error?.code == .unavailable)
             #expect(elapsed >= .milliseconds(stack.configuration.gatewayDeadlineMs - 100))
-            #expect(elapsed < .milliseconds(stack.configuration.gatewayDeadlineMs + 1_000))
+            // The deadline plus scheduling slack for a machine busy with other suites.
+            #expect(elapsed < .milliseconds(stack.configuration.gatewayDeadlineMs + 1_500))
             auth.kill(signal: SIGCONT)
             try await stack.waitUntilHealthy(["auth"], timeout: .seconds(10))
         }

@@ -43,7 +43,7 @@ struct GatewayMemoryTests {
                 while flooding.load(ordering: .relaxed) {
                     let started = ContinuousClock.now
                     do {
-                        let reply = try await stack.client.call("auth.health", idempotent: true, timeout: .seconds(10), attempts: 1)
+                        let reply = try await stack.client.call("auth.health", idempotent: true, timeout: .seconds(20), attempts: 1)
                         if reply.ok { latencies.append(.now - started) } else { failures.append(reply.error?.code.rawValue ?? "?") }
                     } catch {
                         failures.append("\(error)")
@@ -79,8 +79,9 @@ struct GatewayMemoryTests {
             let limited = outcomes.compactMap { $0.reply?.error }.first { $0.code == .rateLimited }
             #expect(limited?.details["retryAfterMs"]?.integerValue ?? 0 > 0)
 
-            // The small client was served throughout: every call answered within its 10 s
-            // timeout (a failure above) and at least three during the flood, so its calls
+            // The small client was served throughout: every call answered within its 20 s
+            // timeout (a failure above; the 384 MB also cross the CURVE link to auth, encrypted
+            // and decrypted on the same two cores, so the slowest call may wait several seconds) and at least three during the flood, so its calls
             // were not queued behind the 384 large ones. Latency itself is not bounded
             // tightly: the flood, the gateway and auth run niced, so when other suites hold
             // both cores the scheduler, not the gateway, decides how long a call waits
