@@ -93,3 +93,22 @@ struct CurveKeyringTests {
         #expect(throws: CryptoError.self) { try BackupSeal.seal(plaintext, to: [UInt8](repeating: 0, count: 32)) }
     }
 }
+
+@Suite("Backup leftovers")
+struct BackupLeftoverTests {
+    @Test("an interrupted backup's working copies go once they are an hour old; fresh ones and backups stay")
+    func leftovers() throws {
+        let directory = try TemporaryDirectory(prefix: "leftovers")
+        defer { directory.remove() }
+        let folder = directory.url
+        let names = [".auth-1.sqlite.sealed.plain", ".auth-1.sqlite.sealed.partial", ".auth.sqlite.restoring", ".fresh.sqlite.plain", "auth-1.sqlite.sealed", "auth.sqlite"]
+        for name in names { try Data("x".utf8).write(to: folder.appendingPathComponent(name)) }
+        let old = Date().addingTimeInterval(-7_200)
+        for name in names where name != ".fresh.sqlite.plain" {
+            try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: folder.appendingPathComponent(name).path)
+        }
+        DatabaseBackup.removeLeftovers(in: folder)
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: folder.path))
+        #expect(left == [".fresh.sqlite.plain", "auth-1.sqlite.sealed", "auth.sqlite"])
+    }
+}

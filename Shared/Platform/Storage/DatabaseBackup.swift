@@ -145,6 +145,21 @@ public enum DatabaseBackup {
         "\(service)-\(Instant.format(date).replacingOccurrences(of: ":", with: "-")).sqlite" + (sealed ? ".sealed" : "")
     }
 
+    /// Removes what an interrupted backup or restore left in `folder` (a `.<name>.plain`
+    /// copy beside the database, a `.<name>.partial` file, a `.<name>.restoring` copy) once
+    /// it is older than `age`, so a backup in progress elsewhere keeps its files.
+    public static func removeLeftovers(in folder: URL, olderThan age: TimeInterval = 3_600, now: Date = Date()) {
+        let manager = FileManager.default
+        for name in (try? manager.contentsOfDirectory(atPath: folder.path)) ?? []
+        where name.hasPrefix(".") && (name.hasSuffix(".plain") || name.hasSuffix(".partial") || name.hasSuffix(".restoring")) {
+            let file = folder.appendingPathComponent(name)
+            guard let modified = (try? manager.attributesOfItem(atPath: file.path))?[.modificationDate] as? Date,
+                now.timeIntervalSince(modified) > age
+            else { continue }
+            try? manager.removeItem(at: file)
+        }
+    }
+
     /// Deletes all but the newest `keep` backups of `service` in `folder` (their names sort
     /// by time).
     public static func prune(folder: URL, service: String, keep: Int) {

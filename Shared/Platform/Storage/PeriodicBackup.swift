@@ -61,7 +61,12 @@ public final class PeriodicBackup: Service, Sendable {
                 "\(service)'s backups hold the audit log and are sealed to the operators' backup key: make keys with `ctl keys generate`")
         }
         let target = folder.appendingPathComponent(DatabaseBackup.fileName(service: service, sealed: recipient != nil))
-        let written = try await SocketThread.value(name: "backup") { try DatabaseBackup.backup(database, to: target, sealedFor: recipient) }
+        let written = try await SocketThread.value(name: "backup") {
+            // A backup killed half-way (a crash, kill -9) leaves its working copies: gone after an hour.
+            DatabaseBackup.removeLeftovers(in: database.deletingLastPathComponent())
+            DatabaseBackup.removeLeftovers(in: folder)
+            return try DatabaseBackup.backup(database, to: target, sealedFor: recipient)
+        }
         if let keep { DatabaseBackup.prune(folder: folder, service: service, keep: keep) }
         return written
     }
