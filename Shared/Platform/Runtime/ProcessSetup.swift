@@ -29,6 +29,7 @@ public enum ProcessSetup {
         LineLogHandler.json.store(ProcessInfo.processInfo.environment["BACKEND_LOG_FORMAT"] == "json", ordering: .relaxed)
         LoggingSystem.bootstrap { label in LineLogHandler(label: label, level: level) }
         RequestLog.directLines.store(true, ordering: .relaxed)
+        RequestMetrics.bootstrapMetrics()
         var logger = Logger(label: label)
         logger.logLevel = level
         if configuration.stopWithParent { watchParent() }

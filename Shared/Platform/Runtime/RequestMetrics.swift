@@ -50,10 +50,10 @@ public final class RequestMetrics: Sendable {
     private struct State {
         var total = Counts()
         var ring = [Minute](repeating: Minute(), count: 60)
-        /// Per operation, in the process's Prometheus registry: a counter per outcome, a
-        /// latency histogram per operation (created once, then only incremented).
-        var counters: [String: Prometheus.Counter] = [:]
-        var histograms: [String: DurationHistogram] = [:]
+        /// Per operation, through swift-metrics (a counter per outcome, a timer per
+        /// operation; created once, then only recorded into).
+        var counters: [String: CoreMetrics.Counter] = [:]
+        var timers: [String: CoreMetrics.Timer] = [:]
         /// Per operation since the start, for `<service>.metrics` and the admin panel.
         var operations: [String: Counts] = [:]
     }
@@ -71,8 +71,17 @@ public final class RequestMetrics: Sendable {
     /// The process's Prometheus registry: every service's per-operation figures
     /// (`backend_requests_total{service,op,outcome}`,
     /// `backend_request_duration_seconds{service,op}`), as `<service>.metrics.prometheus`
-    /// and the gateway's `/metrics` show them.
+    /// and the gateway's `/metrics` show them. The figures are recorded through the
+    /// swift-metrics API; ``bootstrapMetrics()`` makes this registry its backend.
     public static let prometheus = PrometheusCollectorRegistry()
+
+    /// Makes swift-metrics record into ``prometheus`` (timers as histograms with the
+    /// buckets of ``LatencyBuckets``); once per process, at start (``ProcessSetup``).
+    public static func bootstrapMetrics() {
+        var factory = PrometheusMetricsFactory(registry: prometheus)
+        factory.defaultDurationHistogramBuckets = LatencyBuckets.upperBoundsMicros.map { .microseconds($0) }
+        MetricsSystem.bootstrap(factory)
+    }
 
     /// Counts one answered request. `outcome` is `ok` or the error's code; `op` is the
     /// operation when the service has it (an unknown or unparsable one counts as
@@ -80,7 +89,7 @@ public final class RequestMetrics: Sendable {
     public func record(micros: Int64, outcome: String, op: String? = nil, at date: Date = Date()) {
         let minute = Int64(date.timeIntervalSince1970 / 60)
         let label = op.flatMap { outcome == "unknown_op" || outcome == "bad_request" ? nil : $0 } ?? "(unknown)"
-        let (counter, histogram) = state.withLock { state in
+        let (counter, timer) = state.withLock { state in
             state.total.add(micros: micros, outcome: outcome)
             let slot = Int(minute % 60)
             if state.ring[slot].minute != minute { state.ring[slot] = Minute(minute: minute) }
@@ -89,21 +98,16 @@ public final class RequestMetrics: Sendable {
             let key = label + " " + outcome
             let counter =
                 state.counters[key]
-                ?? Self.prometheus.makeCounter(
-                    name: "backend_requests_total", labels: [("service", service), ("op", label), ("outcome", outcome)],
-                    help: "Requests answered by a service, per operation and outcome (ok or the contract's error code).")
+                ?? CoreMetrics.Counter(label: "backend_requests_total", dimensions: [("service", service), ("op", label), ("outcome", outcome)])
             state.counters[key] = counter
-            let histogram =
-                state.histograms[label]
-                ?? Self.prometheus.makeDurationHistogram(
-                    name: "backend_request_duration_seconds", labels: [("service", service), ("op", label)],
-                    buckets: LatencyBuckets.upperBoundsMicros.map { .microseconds($0) },
-                    help: "Time from a request's arrival at a service to its reply, per operation.")
-            state.histograms[label] = histogram
-            return (counter, histogram)
+            let timer =
+                state.timers[label]
+                ?? CoreMetrics.Timer(label: "backend_request_duration_seconds", dimensions: [("service", service), ("op", label)])
+            state.timers[label] = timer
+            return (counter, timer)
         }
         counter.increment()
-        histogram.record(.microseconds(micros))
+        timer.recordMicroseconds(micros)
     }
 
     /// Since the start, the last hour in all, and each of the last 60 minutes (oldest first,
