@@ -32,18 +32,21 @@ public final class PeriodicBackup: Service, Sendable {
     }
 
     public func run() async throws {
-        while !Task.isCancelled {
-            do {
-                try await Task.sleep(for: interval)
-            } catch {
-                return
-            }
-            guard !Task.isCancelled else { return }
-            do {
-                let written = try await backUpOnce()
-                logger.info("backed up", metadata: ["file": "\(written.file.path)", "bytes": "\(written.bytes)"])
-            } catch {
-                logger.error("periodic backup failed", metadata: ["error": "\(error)"])
+        // Graceful shutdown cancels the wait (a backup under way finishes on its thread).
+        await cancelWhenGracefulShutdown { [self] in
+            while !Task.isCancelled {
+                do {
+                    try await Task.sleep(for: interval)
+                } catch {
+                    return
+                }
+                guard !Task.isCancelled else { return }
+                do {
+                    let written = try await backUpOnce()
+                    logger.info("backed up", metadata: ["file": "\(written.file.path)", "bytes": "\(written.bytes)"])
+                } catch {
+                    logger.error("periodic backup failed", metadata: ["error": "\(error)"])
+                }
             }
         }
     }
