@@ -1,6 +1,7 @@
 import Foundation
 import Platform
 import SharedTesting
+import Synchronization
 import Testing
 import ZeroMQ
 
@@ -119,17 +120,25 @@ struct NetworkNamespaces {
         return shell("ip netns add \(name) && ip netns del \(name)") == 0
     }()
 
-    /// Runs a shell command to its end (set-up and tear-down only, before any socket).
+    /// Runs a shell command to its end (set-up and tear-down only, before any socket), with
+    /// `posix_spawn` like every process the tests start (README, "Tests"), waited for on a
+    /// thread of its own by the async callers; its output goes to /dev/null unless the
+    /// command redirects it.
     @discardableResult
     static func shell(_ command: String) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        let done = DispatchSemaphore(value: 0)
+        let status = Mutex<Int32>(-1)
+        guard
+            let process = try? SpawnedProcess(
+                executable: "/bin/sh", arguments: ["-c", command], environment: ProcessInfo.processInfo.environment,
+                output: "/dev/null")
+        else { return -1 }
+        process.onExit { code in
+            status.withLock { $0 = code }
+            done.signal()
+        }
+        done.wait()
+        return status.withLock { $0 }
     }
 
     /// The namespace of `host`.
@@ -162,8 +171,8 @@ struct NetworkNamespaces {
             "ip -n \(hub) link set \(tag)q master br0 up", "ip addr add \(subnet).1/24 dev \(tag)r", "ip link set \(tag)r up",
         ]
         let scriptFile = directory.url.appendingPathComponent("netns-up.sh")
-        try script.joined(separator: "\n").write(to: scriptFile, atomically: true, encoding: .utf8)
-        let status = try await Task.detached { shell("sh \(scriptFile.path) > \(scriptFile.path).log 2>&1") }.value
+        try script.joined(separator: "\n").write(to: scriptFile, atomically: false, encoding: .utf8)
+        let status = try await SocketThread.value(name: "netns-up") { shell("sh \(scriptFile.path) > \(scriptFile.path).log 2>&1") }
         guard status == 0 else {
             await network.remove()
             let log = (try? String(contentsOf: URL(fileURLWithPath: scriptFile.path + ".log"), encoding: .utf8)) ?? ""
@@ -184,8 +193,8 @@ struct NetworkNamespaces {
     func remove() async {
         let names = hosts.map(namespace) + ["\(tag)-hub"]
         let tag = self.tag
-        _ = await Task.detached {
+        _ = try? await SocketThread.value(name: "netns-down") {
             NetworkNamespaces.shell("ip link del \(tag)r 2>/dev/null; " + names.map { "ip netns del \($0) 2>/dev/null" }.joined(separator: "; ") + "; true")
-        }.value
+        }
     }
 }
