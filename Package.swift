@@ -80,11 +80,18 @@ var targets: [Target] = [
         path: "Services/Admin/AdminPanel"),
     .executableTarget(name: "admin", dependencies: ["AdminPanel", "Platform", lifecycle], path: "Services/Admin/admin"),
 
+    // Load runs: the driver, its transports and the limits it measures against.
+    .target(
+        name: "LoadKit", dependencies: ["Platform", "ZeroMQ", grdb, .product(name: "Histogram", package: "hdrhistogram-swift")],
+        path: "Shared/LoadKit"),
+    // Message injection against a running stack (README, "Load runs").
+    .executableTarget(name: "loadgen", dependencies: ["LoadKit", "Platform", "ZeroMQ", argumentParser], path: "Services/Loadgen"),
+
     // Benchmarks (a command, not a test).
     .executableTarget(
         name: "bench",
         dependencies: [
-            "Platform", "ZeroMQ", "SharedTesting", "RemindersService", argumentParser, grdb,
+            "Platform", "ZeroMQ", "SharedTesting", "LoadKit", "RemindersService", argumentParser, grdb,
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ],
         path: "Tests/Benchmarks"),
@@ -92,7 +99,7 @@ var targets: [Target] = [
     // Tests.
     .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], path: "Tests/ZeroMQTests"),
     .testTarget(
-        name: "PlatformTests", dependencies: ["Platform", "ZeroMQ", "SharedTesting", "GatewayService", grdb, logging, lifecycle],
+        name: "PlatformTests", dependencies: ["Platform", "ZeroMQ", "SharedTesting", "GatewayService", "LoadKit", grdb, logging, lifecycle],
         path: "Tests/PlatformTests"),
     .testTarget(
         name: "AuthTests", dependencies: ["AuthService", "Platform", "SharedTesting", grdb, logging, lifecycle],
@@ -160,6 +167,7 @@ let package = Package(
         .executable(name: "edge", targets: ["edge"]),
         .executable(name: "admin", targets: ["admin"]),
         .executable(name: "bench", targets: ["bench"]),
+        .executable(name: "loadgen", targets: ["loadgen"]),
     ] + services.map { .executable(name: $0.executable, targets: [$0.executable]) },
     dependencies: [
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),

@@ -27,6 +27,10 @@ struct CommonOptions: ParsableArguments {
         get throws { try platform.resolve() }
     }
 
+    func validate() throws {
+        guard timeout.isFinite, timeout > 0, timeout <= 3_600 else { throw ValidationError("--timeout must be a number of seconds, up to 3600") }
+    }
+
     /// ctl's links: CURVE with `<component>.secret` (the operator's unless `--as` says
     /// otherwise) from BACKEND_CURVE_KEYS_DIR, or from the data folder's `keys` (where the
     /// stack runner keeps them).
@@ -40,11 +44,7 @@ struct CommonOptions: ParsableArguments {
 
     /// The key folder: BACKEND_CURVE_KEYS_DIR (`--curve-keys`), else the data folder's `keys`
     /// when it has keys.
-    func keyFolder(_ configuration: PlatformConfiguration) -> URL? {
-        if let folder = configuration.curveKeysDirectory { return URL(fileURLWithPath: folder, isDirectory: true) }
-        let local = configuration.dataDirectoryURL.appendingPathComponent("keys")
-        return FileManager.default.fileExists(atPath: local.appendingPathComponent(CurveKeyring.publicKeysFile).path) ? local : nil
-    }
+    func keyFolder(_ configuration: PlatformConfiguration) -> URL? { configuration.operatorKeyFolder }
 }
 
 /// Exit codes: 0 ok, 1 the operation answered with an error, 3 no reply (stack not running).
@@ -317,7 +317,9 @@ struct Backup: AsyncParsableCommand {
         guard names.allSatisfy(PlatformConfiguration.serviceNames.contains) else {
             throw ValidationError("no service named \(service) (one of \(PlatformConfiguration.serviceNames.joined(separator: ", ")), or all)")
         }
-        var missing = 0
+        var missing = 0, failed = 0
+        // Backups are sealed whenever the deployment has keys, CURVE on the links or not.
+        let sealing = try options.keyFolder(configuration).map { try CurveKeyring.load(from: $0, name: options.component) }?.backupSealing
         for name in names {
             let database = configuration.dataDirectoryURL.appendingPathComponent("\(name).sqlite")
             guard FileManager.default.fileExists(atPath: database.path) else {
@@ -326,12 +328,17 @@ struct Backup: AsyncParsableCommand {
                 missing += 1
                 continue
             }
-            let written = try await PeriodicBackup.backUp(
-                service: name, database: database, folder: URL(fileURLWithPath: folder), keep: nil,
-                recipient: try options.links.keyring?.backupRecipientKey)
-            print("\(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(written.file.path)  \(written.bytes) bytes")
+            do {
+                let written = try await PeriodicBackup.backUp(
+                    service: name, database: database, folder: URL(fileURLWithPath: folder), keep: nil, sealing: sealing)
+                print("\(name.padding(toLength: 10, withPad: " ", startingAt: 0)) \(written.file.path)  \(written.bytes) bytes")
+            } catch {
+                // With `all`, one service's failure does not stop the others' backups.
+                FileHandle.standardError.write(Data("ctl: \(name) not backed up: \(error)\n".utf8))
+                failed += 1
+            }
         }
-        if missing == names.count { throw ExitStatus.errorReply }
+        if missing == names.count || failed > 0 { throw ExitStatus.errorReply }
     }
 }
 
@@ -344,6 +351,8 @@ struct Restore: AsyncParsableCommand {
     @Argument(help: "The backup file (from ctl backup).") var backup: String
     @Option(help: "The operators' backup.secret, for a sealed backup (default: backup.secret in the key folder).")
     var backupKey: String?
+    @Flag(help: "Put back an unsealed backup although the deployment seals its backups.")
+    var allowPlain = false
     @OptionGroup var options: CommonOptions
 
     func run() async throws {
@@ -361,13 +370,19 @@ struct Restore: AsyncParsableCommand {
         let database = configuration.dataDirectoryURL.appendingPathComponent("\(service).sqlite")
         let source = URL(fileURLWithPath: backup)
         var secretKey: [UInt8]?
+        let keyring = try options.links.keyring
+        if !DatabaseBackup.isSealed(source), keyring?.backupRecipientKey != nil, !allowPlain {
+            throw ValidationError(
+                "\(backup) is not sealed, and this deployment seals its backups: anyone could have written it. --allow-plain puts it back all the same")
+        }
         if DatabaseBackup.isSealed(source) {
             let keyFolder = backupKey.map { URL(fileURLWithPath: $0).deletingLastPathComponent() } ?? options.keyFolder(configuration)
             guard let keyFolder else { throw ValidationError("\(backup) is sealed: give the operators' backup.secret with --backup-key") }
             secretKey = try CurveKeyring.backupSecretKey(in: keyFolder, file: backupKey.map { URL(fileURLWithPath: $0).lastPathComponent })
         }
+        let senders = keyring?.backupSenders(of: service) ?? [:]
         let kept = try await SocketThread.value(name: "restore") { [secretKey] in
-            try DatabaseBackup.restore(source, into: database, secretKey: secretKey)
+            try DatabaseBackup.restore(source, into: database, secretKey: secretKey, senders: senders)
         }
         print("restored \(database.path) from \(backup)" + (kept.map { "; the replaced file is \($0.path)" } ?? ""))
     }
@@ -392,6 +407,10 @@ struct Keys: AsyncParsableCommand {
 
         func run() throws {
             let url = URL(fileURLWithPath: folder, isDirectory: true)
+            guard !FileManager.default.fileExists(atPath: url.appendingPathComponent(CurveKeyring.publicKeysFile).path) else {
+                throw ValidationError("\(url.path) already holds keys; new keys go into a new folder")
+            }
+            try CurveKeyring.refuseExistingSecrets(in: url)
             try CurveKeyring.write(try CurveKeyring.generate(), to: url)
             print("CURVE keys for \(CurveKeyring.components.joined(separator: ", ")) written to \(url.path)")
         }
@@ -422,6 +441,11 @@ struct Top: AsyncParsableCommand {
     @Option(help: "Only these services (comma-separated).") var services: String?
     @Option(help: "At most this many operations shown.") var limit: Int = 25
     @OptionGroup var options: CommonOptions
+
+    func validate() throws {
+        guard interval.isFinite, interval >= 0.1, interval <= 3_600 else { throw ValidationError("--interval must be 0.1 to 3600 seconds") }
+        guard iterations >= 0, limit > 0 else { throw ValidationError("--iterations must be 0 or more, --limit more than 0") }
+    }
 
     func run() async throws {
         let names = services.map { $0.split(separator: ",").map(String.init) } ?? PlatformConfiguration.serviceNames

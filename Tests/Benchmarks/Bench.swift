@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Histogram
+import LoadKit
 import Platform
 import SharedTesting
 import ZeroMQ
@@ -14,7 +15,7 @@ struct Bench: AsyncParsableCommand {
         abstract: "Measure the platform against a raw libzmq reference.",
         subcommands: [
             PlatformBench.self, TokenBench.self, SignInBench.self, BookingBench.self, MediaBench.self, JSONBench.self, PipeliningBench.self,
-            TimerBench.self, DeliveryBench.self, ValuesBench.self, ChangesBench.self, GoalsBench.self, SavingsBench.self, RemindersBench.self, StatsBench.self, EdgeBench.self, PushBench.self, RawService.self, RawProxy.self,
+            TimerBench.self, DeliveryBench.self, FaultBench.self, ValuesBench.self, ChangesBench.self, GoalsBench.self, SavingsBench.self, RemindersBench.self, StatsBench.self, EdgeBench.self, PushBench.self, RawService.self, RawProxy.self,
         ],
         defaultSubcommand: PlatformBench.self)
 }
@@ -136,7 +137,7 @@ enum LoadGenerator {
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
         var sentAt = [UInt64](repeating: 0, count: inFlight)
         var tags: [Data] = (0..<inFlight).map { index in var value = UInt32(index); return withUnsafeBytes(of: &value) { Data($0) } }
-        let start = clockNanoseconds()
+        let start = ProcessFigures.now()
         let measureFrom = start + UInt64(warmup * 1e9)
         var end = measureFrom + UInt64(seconds * 1e9)
         var sent = 0, outstanding = 0
@@ -144,7 +145,7 @@ enum LoadGenerator {
             guard let body = bodies(sent) else { return }
             sent += 1
             outstanding += 1
-            sentAt[index] = clockNanoseconds()
+            sentAt[index] = ProcessFigures.now()
             try socket.send(multipart: [tags[index], Data(), body])
         }
         for index in 0..<inFlight { try sendNext(index) }
@@ -159,7 +160,7 @@ enum LoadGenerator {
                 guard frames.count == 3, frames[0].count == 4 else { errors += 1; continue }
                 outstanding -= 1
                 let index = Int(frames[0].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
-                let now = clockNanoseconds()
+                let now = ProcessFigures.now()
                 if now >= measureFrom && now < end {
                     histogram.record((now - sentAt[index]) / 1_000)
                     completed += 1
@@ -170,7 +171,7 @@ enum LoadGenerator {
                 // Out of bodies: the measured time ends with the last reply.
                 if outstanding == 0, now >= measureFrom { end = now }
             }
-            if clockNanoseconds() >= end + 2_000_000_000 { break }
+            if ProcessFigures.now() >= end + 2_000_000_000 { break }
         }
         if measuredFrom > end { measuredFrom = end }
         tags.removeAll()
@@ -181,34 +182,18 @@ enum LoadGenerator {
     }
 }
 
-/// CPU time (user + system) a process has used so far, from `/proc/<pid>/stat`.
-func cpuSeconds(pid: Int32) -> Double {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-        let close = stat.lastIndex(of: ")")
-    else { return 0 }
-    // Fields after the command name: state is field 3; utime and stime are 14 and 15.
-    let fields = stat[stat.index(after: close)...].split(separator: " ")
-    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-}
-
-/// The raw reference service: a ROUTER that echoes every message.
+/// The raw reference service (``RawEcho/serve(endpoint:)``) in a process of its own.
 struct RawService: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "raw-service", shouldDisplay: false)
     @Option var endpoint: String
 
     func run() throws {
         ProcessSetup.watchParent()
-        let socket = try ZMQSocket(type: .router)
-        try socket.bind(endpoint)
-        while let frames = try socket.receiveMultipart() {
-            try socket.send(multipart: frames)
-        }
+        try RawEcho.serve(endpoint: endpoint)
     }
 }
 
-/// The raw reference proxy: a ROUTER front and a DEALER back on one thread, forwarding
-/// frames both ways with no parsing (the gateway's topology without its work).
+/// The raw reference proxy (``RawEcho/proxy(front:back:)``) in a process of its own.
 struct RawProxy: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "raw-proxy", shouldDisplay: false)
     @Option var front: String
@@ -216,22 +201,7 @@ struct RawProxy: ParsableCommand {
 
     func run() throws {
         ProcessSetup.watchParent()
-        let frontend = try ZMQSocket(type: .router)
-        try frontend.bind(front)
-        let backend = try ZMQSocket(type: .dealer)
-        try backend.connect(back)
-        var poller = Poller()
-        let frontItem = poller.add(frontend)
-        let backItem = poller.add(backend)
-        while true {
-            _ = try poller.poll(timeoutMs: -1)
-            if poller.isReadable(frontItem) {
-                while let frames = try frontend.receiveMultipart(dontWait: true) { try backend.send(multipart: frames) }
-            }
-            if poller.isReadable(backItem) {
-                while let frames = try backend.receiveMultipart(dontWait: true) { try frontend.send(multipart: frames) }
-            }
-        }
+        try RawEcho.proxy(front: front, back: back)
     }
 }
 
@@ -240,11 +210,3 @@ func report(_ line: String) {
     print(line)
     fflush(nil)
 }
-
-/// Monotonic nanoseconds.
-func clockNanoseconds() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-}
-

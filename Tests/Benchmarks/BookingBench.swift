@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoadKit
 import Histogram
 import Platform
 import SharedTesting
@@ -48,8 +49,8 @@ struct BookingBench: AsyncParsableCommand {
         let tomorrow = Self.date(daysFromNow: 1)
         let slotsBody = Data(#"{"id":"s","op":"booking.slots","data":{"date":"\#(tomorrow)"}}"#.utf8)
         let processByName = Dictionary(uniqueKeysWithValues: zip(["auth", "booking", "gateway"], processes))
-        let slotsCPUBefore = processByName.mapValues { cpuSeconds(pid: $0.pid) }
-        let slotsSelfBefore = cpuSeconds(pid: getpid())
+        let slotsCPUBefore = processByName.mapValues { ProcessFigures.cpuSeconds(pid: $0.pid) }
+        let slotsSelfBefore = ProcessFigures.cpuSeconds(pid: getpid())
         let slots = try await LoadGenerator.run(
             endpoint: configuration.gatewayEndpoint, body: slotsBody, expected: Data(#""ok":true"#.utf8), inFlight: 64, warmup: 1, seconds: seconds)
         let slotsPerRequest = { (seconds: Double) in seconds / (slots.rate * (self.seconds + 1)) * 1e6 }
@@ -57,9 +58,9 @@ struct BookingBench: AsyncParsableCommand {
             slots.rate, slots.p50 / 1000, slots.p99 / 1000, slots.p99 < 3_000 ? "PASS" : "FAIL"))
         report(String(
             format: "  CPU per request: booking %.0f µs, gateway %.0f µs, load driver %.0f µs",
-            slotsPerRequest(cpuSeconds(pid: processByName["booking"]?.pid ?? 0) - (slotsCPUBefore["booking"] ?? 0)),
-            slotsPerRequest(cpuSeconds(pid: processByName["gateway"]?.pid ?? 0) - (slotsCPUBefore["gateway"] ?? 0)),
-            slotsPerRequest(cpuSeconds(pid: getpid()) - slotsSelfBefore)))
+            slotsPerRequest(ProcessFigures.cpuSeconds(pid: processByName["booking"]?.pid ?? 0) - (slotsCPUBefore["booking"] ?? 0)),
+            slotsPerRequest(ProcessFigures.cpuSeconds(pid: processByName["gateway"]?.pid ?? 0) - (slotsCPUBefore["gateway"] ?? 0)),
+            slotsPerRequest(ProcessFigures.cpuSeconds(pid: getpid()) - slotsSelfBefore)))
 
         // (2) booking.create on distinct slots, synchronous=FULL, against SQLite's own
         // durable one-commit-per-write rate on the same disk. Ten-minute slots give enough
@@ -93,15 +94,15 @@ struct BookingBench: AsyncParsableCommand {
                 return Data(
                     #"{"id":"b\#(index)","op":"booking.create","token":"\#(token)","idem":"b\#(index)","data":{"cable":"\#(target.cable)","start":"\#(target.start)"}}"#.utf8)
             }
-            let cpuBefore = processByName.mapValues { cpuSeconds(pid: $0.pid) }
-            let selfBefore = cpuSeconds(pid: getpid())
+            let cpuBefore = processByName.mapValues { ProcessFigures.cpuSeconds(pid: $0.pid) }
+            let selfBefore = ProcessFigures.cpuSeconds(pid: getpid())
             let result = try await LoadGenerator.run(
                 endpoint: configuration.gatewayEndpoint, bodies: bodies, expected: Data(#""ok":true"#.utf8), inFlight: inFlight, warmup: 0,
                 seconds: seconds)
             let made = result.completed - result.errors
             offset += result.completed + inFlight
             let perBooking = { (seconds: Double) in made > 0 ? seconds / Double(made) * 1e6 : 0 }
-            let cpu = processByName.mapValues { perBooking(cpuSeconds(pid: $0.pid) - (cpuBefore[$0.name] ?? 0)) }
+            let cpu = processByName.mapValues { perBooking(ProcessFigures.cpuSeconds(pid: $0.pid) - (cpuBefore[$0.name] ?? 0)) }
             let ratio = result.rate / reference
             var line = String(
                 format: "booking.create, distinct slots, %d in flight: %.0f durable bookings/s (%d made, %d refused), p50 %.2f ms, p99 %.2f ms; %.2fx the SQLite reference",
@@ -112,7 +113,7 @@ struct BookingBench: AsyncParsableCommand {
             report(line)
             report(String(
                 format: "  CPU per booking: booking %.0f µs, gateway %.0f µs, auth %.0f µs, load driver %.0f µs",
-                cpu["booking"] ?? 0, cpu["gateway"] ?? 0, cpu["auth"] ?? 0, perBooking(cpuSeconds(pid: getpid()) - selfBefore)))
+                cpu["booking"] ?? 0, cpu["gateway"] ?? 0, cpu["auth"] ?? 0, perBooking(ProcessFigures.cpuSeconds(pid: getpid()) - selfBefore)))
         }
         // (3) 200 riders race for the 10 places of one slot.
         _ = try await client.call("booking.admin.park.update", data: ["capacity": 10], token: adminToken)

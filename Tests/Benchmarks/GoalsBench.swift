@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoadKit
 import GRDB
 import Platform
 import SharedTesting

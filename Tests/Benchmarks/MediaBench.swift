@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoadKit
 import Platform
 import SharedTesting
 
@@ -62,8 +63,8 @@ struct MediaBench: AsyncParsableCommand {
     private func measure(
         _ name: String, inFlight: Int, bytes: Int, processes: [(String, Int32)], _ body: () async throws -> LoadResult
     ) async throws {
-        let before = processes.map { cpuSeconds(pid: $0.1) }
-        let selfBefore = cpuSeconds(pid: getpid())
+        let before = processes.map { ProcessFigures.cpuSeconds(pid: $0.1) }
+        let selfBefore = ProcessFigures.cpuSeconds(pid: getpid())
         let result = try await body()
         let requests = max(1.0, result.rate * (seconds + 1))
         var line = String(
@@ -72,9 +73,9 @@ struct MediaBench: AsyncParsableCommand {
         if result.errors > 0 { line += ", \(result.errors) errors" }
         report(line)
         let cpu = zip(processes, before).map { process, start in
-            String(format: "%@ %.0f µs", process.0, (cpuSeconds(pid: process.1) - start) / requests * 1e6)
+            String(format: "%@ %.0f µs", process.0, (ProcessFigures.cpuSeconds(pid: process.1) - start) / requests * 1e6)
         }
-        report("  CPU per request: " + (cpu + [String(format: "load driver %.0f µs", (cpuSeconds(pid: getpid()) - selfBefore) / requests * 1e6)])
+        report("  CPU per request: " + (cpu + [String(format: "load driver %.0f µs", (ProcessFigures.cpuSeconds(pid: getpid()) - selfBefore) / requests * 1e6)])
             .joined(separator: ", "))
     }
 }

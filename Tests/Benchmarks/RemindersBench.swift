@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoadKit
 import GRDB
 import Platform
 import RemindersService
@@ -116,7 +117,9 @@ struct RemindersBench: AsyncParsableCommand {
                 return Data(#"{"id":"b\#(number)","op":"reminders.create","token":"\#(burstUser)","data":{"title":"Burst \#(number)","start":"\#(dueText)","zone":"UTC","alerts":[0]}}"#.utf8)
             }, expected: Data(#""ok":true"#.utf8), inFlight: 64, warmup: 0, seconds: 600)
         report(String(format: "made %d reminders due at %@ (%.0f creates/s, %d refused); %.0f s to spare", count, Instant.format(due), created.rate, created.errors, due.timeIntervalSinceNow))
-        let arrivals = try await BusListener.collect(endpoint: configuration.busOutEndpoint, prefix: "reminders.due", count: count, until: due.addingTimeInterval(60))
+        let tap = BusTap(bus: try configuration.links(as: "operator").busOut, prefix: "reminders.due")
+        while tap.received.count < count, Date() < due.addingTimeInterval(60) { try await Task.sleep(for: .milliseconds(50)) }
+        let arrivals = await tap.stop().map(\.at)
         let delays = arrivals.map { $0.timeIntervalSince(due) * 1000 }.sorted()
         let p99 = delays.isEmpty ? .infinity : delays[min(delays.count - 1, Int(Double(delays.count) * 0.99))]
         let last = delays.last ?? .infinity
@@ -125,31 +128,5 @@ struct RemindersBench: AsyncParsableCommand {
             count, arrivals.count, last, delays.isEmpty ? 0 : delays[delays.count / 2], p99, arrivals.count == count && last < 1_000 && p99 < 1_000 ? "PASS" : "FAIL"))
         await client.close()
         for process in processes { await process.stop() }
-    }
-}
-
-/// A subscriber on the event bus (its own thread): when each event of a prefix arrives.
-enum BusListener {
-    static func collect(endpoint: String, prefix: String, count: Int, until deadline: Date) async throws -> [Date] {
-        try await withCheckedThrowingContinuation { continuation in
-            _ = SocketThread(name: "bus-listener") {
-                continuation.resume(with: Result {
-                    let socket = try ZMQSocket(type: .sub, options: .with { $0.receiveHighWaterMark = 1_000_000 })
-                    defer { socket.close() }
-                    try socket.connect(endpoint)
-                    try socket.subscribe(prefix)
-                    var arrivals: [Date] = []
-                    arrivals.reserveCapacity(count)
-                    while arrivals.count < count, Date() < deadline {
-                        if try socket.receiveMultipart(dontWait: true) != nil {
-                            arrivals.append(Date())
-                        } else {
-                            usleep(100)
-                        }
-                    }
-                    return arrivals
-                })
-            }
-        }
     }
 }

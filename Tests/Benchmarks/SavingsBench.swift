@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LoadKit
 import Platform
 import SharedTesting
 
@@ -71,13 +72,13 @@ struct SavingsBench: AsyncParsableCommand {
                 #"{"id":"d\#(number)","op":"savings.deposits.record","token":"\#(saver.token)","idem":"dep-\#(number)","data":{"planId":"\#(saver.plan)","amount":{"minor":\#(100 + number % 50),"currency":"RUB"},"date":"\#(date)"}}"#.utf8)
         }
         let savingsPID = processes[1].pid, gatewayPID = processes[2].pid
-        let cpuBefore = (cpuSeconds(pid: savingsPID), cpuSeconds(pid: gatewayPID), cpuSeconds(pid: getpid()))
+        let cpuBefore = (ProcessFigures.cpuSeconds(pid: savingsPID), ProcessFigures.cpuSeconds(pid: gatewayPID), ProcessFigures.cpuSeconds(pid: getpid()))
         let result = try await LoadGenerator.run(
             endpoint: configuration.gatewayEndpoint, bodies: deposits, expected: Data(#""ok":true"#.utf8), inFlight: 64, warmup: 0, seconds: seconds)
         let perDeposit = { (seconds: Double) in seconds / Double(max(1, result.completed)) * 1e6 }
         report(String(
-            format: "CPU per deposit: savings %.0f µs, gateway %.0f µs, this load generator %.0f µs", perDeposit(cpuSeconds(pid: savingsPID) - cpuBefore.0),
-            perDeposit(cpuSeconds(pid: gatewayPID) - cpuBefore.1), perDeposit(cpuSeconds(pid: getpid()) - cpuBefore.2)))
+            format: "CPU per deposit: savings %.0f µs, gateway %.0f µs, this load generator %.0f µs", perDeposit(ProcessFigures.cpuSeconds(pid: savingsPID) - cpuBefore.0),
+            perDeposit(ProcessFigures.cpuSeconds(pid: gatewayPID) - cpuBefore.1), perDeposit(ProcessFigures.cpuSeconds(pid: getpid()) - cpuBefore.2)))
         let ratio = result.rate / reference
         report(String(
             format: "savings.deposits.record, 64 in flight: %.0f deposits/s (%d refused), p50 %.2f ms, p99 %.2f ms; %.2fx the SQLite reference (floor 1.5x) %@",

@@ -87,7 +87,7 @@ struct StackRunnerTests {
                     let sealed = try Data(contentsOf: folder.appendingPathComponent(newest))
                     #expect(sealed.range(of: Data("SQLite format 3".utf8)) == nil)
                     let plain = stack.directory.url.appendingPathComponent("opened-\(service).sqlite")
-                    try Data(try BackupSeal.open(Array(sealed), secretKey: backupKey)).write(to: plain)
+                    try Data(try BackupSeal.open(Array(sealed), secretKey: backupKey).plaintext).write(to: plain)
                     let check = try await DatabaseQueue(path: plain.path).read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
                     #expect(check == ["ok"])
                 }

@@ -82,6 +82,9 @@ struct EnvelopeHeadTests {
         let text = String(decoding: document, as: UTF8.self)
         // The JSON layer: same failure, or the same values and kinds.
         let full = Result { () throws(JSONParser.Failure) in try JSONParser.parse(document) }
+        // A repeated name the head does not read (or one nested in data) is refused by the
+        // full parse only: the gateway forwards, the service answers bad_request.
+        if case .failure(let failure) = full, failure.message.hasPrefix("repeated member name") { return }
         let partial = Result { () throws(JSONParser.Failure) in
             try JSONParser.parseMembers(of: document, keeping: ["id", "op"], noting: ["data", "token"])
         }

@@ -30,6 +30,19 @@ struct WireTests {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Data(deep.utf8)) }
     }
 
+    @Test("a repeated member name is refused, in a full parse and in the gateway's head parse")
+    func rejectsRepeatedNames() throws {
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Data(#"{"a":1,"b":{"c":1,"c":2}}"#.utf8)) }
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Data(#"{"a":1,"a":1}"#.utf8)) }
+        // A gateway keeping one `op` and a service keeping the other would route one
+        // operation and run another.
+        let twoOps = Data(#"{"id":"x","op":"booking.health","op":"auth.internal.admin.grant","data":{}}"#.utf8)
+        #expect(throws: (any Error).self) { try RequestEnvelope.parseHead(twoOps) }
+        #expect(throws: (any Error).self) { try RequestEnvelope.parse(twoOps) }
+        #expect(throws: (any Error).self) { try RequestEnvelope.parse(Data(#"{"id":"x","op":"a.b","data":{"k":1,"k":2}}"#.utf8)) }
+        #expect(try JSONParser.parse(Data(#"{"a":{"k":1},"b":{"k":2}}"#.utf8)) == ["a": ["k": 1], "b": ["k": 2]])
+    }
+
     @Test("serialization round-trips with sorted keys and escapes")
     func serializes() throws {
         let value: JSONValue = ["z": 1, "a": ["x\"y\\\n\u{01}", .number(2.5), nil], "m": ["k": true]]

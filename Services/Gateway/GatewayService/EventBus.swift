@@ -10,6 +10,9 @@ import ZeroMQ
 /// The bus keeps nothing: events live in each source's outbox, and subscribers that
 /// miss a message ask the source with `events.replay`.
 public final class EventBus: Service, Sendable {
+    /// The largest frame the bus accepts (`ZMQ_MAXMSGSIZE`).
+    public static let maxMessageBytes: Int64 = 4 << 20
+
     private let inEndpoint: String
     private let outEndpoint: String
     private let curve: CurveRole?
@@ -45,8 +48,14 @@ public final class EventBus: Service, Sendable {
 
     private func proxy() {
         do {
-            let publishers = try ZMQSocket(type: .xsub, options: .with { [curve] in $0.receiveHighWaterMark = 100_000; $0.curve = curve })
-            let subscribers = try ZMQSocket(type: .xpub, options: .with { [curve] in $0.sendHighWaterMark = 100_000; $0.curve = curve })
+            // Frames above 4 MiB (events are a few KB) make libzmq drop the connection
+            // before it buffers them: a peer announcing a huge frame cannot make the
+            // gateway hold gigabytes (the bus sockets admit only deployment keys, and this
+            // bounds even those).
+            let publishers = try ZMQSocket(
+                type: .xsub, options: .with { [curve] in $0.receiveHighWaterMark = 100_000; $0.curve = curve; $0.maxMessageSize = Self.maxMessageBytes })
+            let subscribers = try ZMQSocket(
+                type: .xpub, options: .with { [curve] in $0.sendHighWaterMark = 100_000; $0.curve = curve; $0.maxMessageSize = Self.maxMessageBytes })
             let control = try ZMQSocket(type: .pair)
             try control.bind(controlEndpoint)
             try publishers.bind(inEndpoint)

@@ -9,7 +9,9 @@ import ServiceLifecycle
 /// (`<service>.metrics.prometheus`, an internal operation, over the gateway's own CURVE
 /// links) and answers them merged into one exposition, with `backend_service_up` saying
 /// which services answered. Services are asked at the same time, each for at most two
-/// seconds, so a service that is down costs a scrape two seconds, not a failure.
+/// seconds, so a service that is down costs a scrape two seconds, not a failure. Scrapes
+/// at the same time share one round of questions, and an answer serves for a second
+/// (``ScrapeCache``): a flood of `GET /metrics` costs the services one question a second.
 public struct MetricsEndpoint: Service {
     private let bind: HostAndPort
     private let clients: [String: ServiceClient]
@@ -27,8 +29,9 @@ public struct MetricsEndpoint: Service {
     public func run() async throws {
         let router = Router()
         let clients = self.clients
+        let cache = ScrapeCache { await Self.scrape(clients) }
         router.get("/metrics") { _, _ -> Response in
-            let text = await Self.scrape(clients)
+            let text = await cache.text()
             return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
@@ -59,5 +62,29 @@ public struct MetricsEndpoint: Service {
             + "# TYPE backend_service_up gauge\n"
             + answers.keys.sorted().map { "backend_service_up{service=\"\($0)\"} \(answers[$0]! == nil ? 0 : 1)\n" }.joined()
         return PrometheusText.merge([up] + answers.keys.sorted().compactMap { answers[$0] ?? nil })
+    }
+}
+
+/// One scrape at a time, its answer shared by every request that arrives meanwhile and
+/// reused for ``maximumAge``.
+actor ScrapeCache {
+    static let maximumAge: Duration = .seconds(1)
+    private let scrape: @Sendable () async -> String
+    private var last: (at: ContinuousClock.Instant, text: String)?
+    private var running: Task<String, Never>?
+
+    init(_ scrape: @escaping @Sendable () async -> String) {
+        self.scrape = scrape
+    }
+
+    func text() async -> String {
+        if let last, ContinuousClock.now - last.at < Self.maximumAge { return last.text }
+        if let running { return await running.value }
+        let task = Task { await scrape() }
+        running = task
+        let text = await task.value
+        last = (.now, text)
+        running = nil
+        return text
     }
 }

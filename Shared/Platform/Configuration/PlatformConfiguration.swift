@@ -194,6 +194,14 @@ public struct PlatformConfiguration: Sendable, Equatable {
         return Links(configuration: self, keyring: keyring)
     }
 
+    /// The key folder an operator's tool uses: BACKEND_CURVE_KEYS_DIR, else the data
+    /// folder's `keys` when it holds a deployment's keys (where the stack runner makes them).
+    public var operatorKeyFolder: URL? {
+        if let curveKeysDirectory { return URL(fileURLWithPath: curveKeysDirectory, isDirectory: true) }
+        let local = dataDirectoryURL.appendingPathComponent("keys")
+        return FileManager.default.fileExists(atPath: local.appendingPathComponent(CurveKeyring.publicKeysFile).path) ? local : nil
+    }
+
     /// The folder of periodic backups as a URL.
     public var backupDirectoryURL: URL {
         backupDirectory.map { URL(fileURLWithPath: $0, isDirectory: true) } ?? dataDirectoryURL.appendingPathComponent("backups")

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import Metrics
 import ServiceLifecycle
 import Synchronization
 import ZeroMQ
@@ -44,6 +45,9 @@ public final class EventSubscriber: Service, Sendable {
     private let cursors = Mutex<[String: Int64]>([:])
     /// Sources with a periodic tick not handled yet: a slow source gets one, not a pile.
     private let pendingTicks = Mutex<Set<String>>([])
+    /// `backend_event_lag_seconds{service,source}`: from an event's commit at its source
+    /// to the commit of its effects here.
+    private let lagTimers: [String: CoreMetrics.Timer]
 
     /// Creates a subscriber.
     /// - Parameters:
@@ -65,6 +69,10 @@ public final class EventSubscriber: Service, Sendable {
             }
         }
         replayClients = clients
+        lagTimers = Dictionary(
+            uniqueKeysWithValues: self.subscriptions.keys.map { source in
+                (source, CoreMetrics.Timer(label: "backend_event_lag_seconds", dimensions: [("service", serviceName), ("source", source)]))
+            })
     }
 
     /// The last applied `seq` of each source.
@@ -219,5 +227,12 @@ public final class EventSubscriber: Service, Sendable {
             return stored
         }
         cursors.withLock { $0[source] = max($0[source] ?? 0, reached) }
+        if let timer = lagTimers[source] {
+            let now = Date()
+            for event in events where event.seq <= reached {
+                guard let at = Instant.parse(event.at) else { continue }
+                timer.recordMicroseconds(max(0, Int64(now.timeIntervalSince(at) * 1e6)))
+            }
+        }
     }
 }

@@ -107,12 +107,15 @@ enum BuiltinOperations {
         .inline(
             "\(service).metrics.prometheus",
             summary: "This process's per-operation figures in Prometheus text format (backend_requests_total by op and "
-                + "outcome, backend_request_duration_seconds histograms), for the gateway's /metrics endpoint and `ctl top`. "
+                + "outcome, backend_request_duration_seconds histograms), the lag of the events it applies "
+                + "(backend_event_lag_seconds by source) and its memory (process_resident_memory_bytes, "
+                + "process_peak_resident_memory_bytes), for the gateway's /metrics endpoint, `ctl top` and `loadgen`. "
                 + "Services and operators only (internal: never forwarded by the gateway).",
             auth: .internal,
             response: .object(["text": .string()], required: ["text"])
         ) { (_, _: Empty) -> JSONValue in
-            ["text": .string(RequestMetrics.prometheus.emitToString())]
+            RequestMetrics.recordMemory()
+            return ["text": .string(RequestMetrics.prometheus.emitToString())]
         }
     }
 

@@ -49,6 +49,16 @@ public enum ProcessSetup {
                 "no CURVE keys: set BACKEND_CURVE_KEYS_DIR to a folder made by `ctl keys generate` (the stack runner makes one), or BACKEND_CURVE=off for plaintext links")
             exit(2)
         }
+        if let folder = configuration.curveKeysDirectory, !configuration.curveOff {
+            let secret = URL(fileURLWithPath: folder).appendingPathComponent("\(component).secret").path
+            if let mode = (try? FileManager.default.attributesOfItem(atPath: secret))?[.posixPermissions] as? Int, mode & 0o077 != 0,
+                (try? FileManager.default.attributesOfItem(atPath: secret))?[.ownerAccountID] as? Int == Int(getuid())
+            {
+                // Secrets mounted by an orchestrator (docker secrets are 0444, owned by root) are its business.
+                logger.warning(
+                    "the CURVE secret key file is readable by others: chmod 600 it", metadata: ["file": "\(secret)", "mode": "\(String(mode, radix: 8))"])
+            }
+        }
         do {
             return try configuration.links(as: component)
         } catch {

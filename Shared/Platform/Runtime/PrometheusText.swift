@@ -111,6 +111,49 @@ public enum PrometheusText {
 /// Per-operation figures of a service from two readings of its Prometheus text: what
 /// `ctl top` shows (requests and errors per second over the interval, the p99 of the
 /// interval's requests, and totals since start).
+extension PrometheusText {
+    /// A histogram's cumulative bucket counts (`le` bound in seconds → count), perhaps the
+    /// difference of two readings.
+    public struct Buckets: Sendable, Equatable {
+        public var cumulative: [(bound: Double, count: Double)]
+
+        public init(cumulative: [(bound: Double, count: Double)]) {
+            self.cumulative = cumulative.sorted { $0.bound < $1.bound }
+        }
+
+        /// Observations counted.
+        public var count: Double { cumulative.last?.count ?? 0 }
+
+        /// The upper bound of the bucket the `fraction` quantile falls in (`nil` when empty).
+        public func quantile(_ fraction: Double) -> Double? {
+            let count = self.count
+            guard count > 0 else { return nil }
+            return cumulative.first { $0.count >= (fraction * count).rounded(.up) }?.bound
+        }
+
+        public static func == (left: Buckets, right: Buckets) -> Bool {
+            left.cumulative.map(\.bound) == right.cumulative.map(\.bound) && left.cumulative.map(\.count) == right.cumulative.map(\.count)
+        }
+    }
+
+    /// The buckets of histogram `name` (samples `<name>_bucket`) summed over the series
+    /// whose labels `matching` accepts, as counted between `earlier` and `later`.
+    public static func buckets(
+        _ name: String, between earlier: [Sample]?, and later: [Sample], matching: ([String: String]) -> Bool = { _ in true }
+    ) -> Buckets {
+        func tally(_ samples: [Sample]) -> [Double: Double] {
+            var counts: [Double: Double] = [:]
+            for sample in samples where sample.name == name + "_bucket" && matching(sample.labels) {
+                let bound = sample.labels["le"].flatMap { $0 == "+Inf" ? Double.infinity : Double($0) } ?? .infinity
+                counts[bound, default: 0] += sample.value
+            }
+            return counts
+        }
+        let now = tally(later), before = earlier.map(tally) ?? [:]
+        return Buckets(cumulative: now.map { bound, count in (bound, count - (before[bound] ?? 0)) })
+    }
+}
+
 public struct OperationRates: Sendable, Equatable {
     public var service: String
     public var op: String
@@ -153,9 +196,7 @@ public struct OperationRates: Sendable, Equatable {
             var cumulative: [(bound: Double, count: Double)] = (now.buckets[key] ?? [:]).map { bound, count in
                 (bound, count - (before?.buckets[key]?[bound] ?? 0))
             }
-            cumulative.sort { $0.bound < $1.bound }
-            let count = cumulative.last?.count ?? 0
-            let p99 = count > 0 ? cumulative.first { $0.count >= (0.99 * count).rounded(.up) }.map { $0.bound * 1_000 } : nil
+            let p99 = PrometheusText.Buckets(cumulative: cumulative).quantile(0.99).map { $0 * 1_000 }
             return OperationRates(
                 service: key.service, op: key.op,
                 requestsPerSecond: before == nil ? 0 : (requests - previousRequests) / interval,

@@ -83,6 +83,14 @@ public final class RequestMetrics: Sendable {
         MetricsSystem.bootstrap(factory)
     }
 
+    /// Sets `process_resident_memory_bytes` and `process_peak_resident_memory_bytes`
+    /// (`VmRSS`, `VmHWM` of `/proc/self/status`) to this moment's figures.
+    public static func recordMemory() {
+        guard let memory = ProcessMemory.of(pid: getpid()) else { return }
+        prometheus.makeGauge(name: "process_resident_memory_bytes").set(to: Double(memory.resident))
+        prometheus.makeGauge(name: "process_peak_resident_memory_bytes").set(to: Double(memory.peakResident))
+    }
+
     /// Counts one answered request. `outcome` is `ok` or the error's code; `op` is the
     /// operation when the service has it (an unknown or unparsable one counts as
     /// `(unknown)`, so clients cannot make up label values).

@@ -64,7 +64,7 @@ public final class ServiceRuntime: Sendable {
                 PeriodicBackup(
                     service: definition.name, database: URL(fileURLWithPath: pool.path), folder: configuration.backupDirectoryURL,
                     interval: .seconds(configuration.backupIntervalSeconds), keep: configuration.backupKeep,
-                    recipient: links.keyring?.backupRecipientKey, logger: logger))
+                    sealing: links.keyring?.backupSealing, logger: logger))
         }
         if !definition.timers.isEmpty {
             workers.append(TimerWorker(pool: pool, handlers: definition.timers, logger: logger))

@@ -92,6 +92,23 @@ public struct CurveKeyring: Sendable, Equatable {
         publicKeys[Self.backupRecipient].flatMap(Z85.decode)
     }
 
+    /// How this process seals backups: to the operators' key, as itself (``BackupSeal``);
+    /// `nil` when the deployment has no backup key.
+    public var backupSealing: BackupSealing? {
+        guard let recipient = backupRecipientKey, let sender = Z85.decode(keys.secretKey), sender.count == 32 else { return nil }
+        return BackupSealing(recipient: recipient, sender: sender)
+    }
+
+    /// The public keys whose backups of `service` a restore accepts: the service's own and
+    /// the operator's (`ctl backup`).
+    public func backupSenders(of service: String) -> [String: [UInt8]] {
+        var senders: [String: [UInt8]] = [:]
+        for name in [service, "operator"] {
+            if let key = publicKeys[name].flatMap(Z85.decode) { senders[name] = key }
+        }
+        return senders
+    }
+
     /// The operators' backup secret key from a key folder (`backup.secret`), to open
     /// sealed backups.
     public static func backupSecretKey(in folder: URL, file: String? = nil) throws(ConfigurationError) -> [UInt8] {
@@ -148,8 +165,21 @@ public struct CurveKeyring: Sendable, Equatable {
     /// Generates keys into `folder` unless it already has them; `true` when it made them.
     public static func ensure(in folder: URL) throws -> Bool {
         guard !FileManager.default.fileExists(atPath: folder.appendingPathComponent(publicKeysFile).path) else { return false }
+        // Secret keys without their public-keys file: a damaged folder, never replaced
+        // (new keys would leave every sealed backup unreadable).
+        try refuseExistingSecrets(in: folder)
         try write(try generate(), to: folder)
         return true
+    }
+
+    /// Throws when `folder` already holds secret keys (`*.secret`): keys are never overwritten.
+    public static func refuseExistingSecrets(in folder: URL) throws {
+        let secrets = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".secret") }
+        guard secrets.isEmpty else {
+            throw ConfigurationError(
+                "\(folder.path) already holds secret keys (\(secrets.sorted().joined(separator: ", "))) but no usable \(publicKeysFile): "
+                    + "restore the folder from its copy; new keys would leave every sealed backup unreadable")
+        }
     }
 
     /// Loads `name`'s keyring from a key folder.

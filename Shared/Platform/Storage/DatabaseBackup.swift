@@ -27,14 +27,14 @@ public enum DatabaseBackup {
         public var pages: Int
     }
 
-    /// Backs up `database` (a service's `<name>.sqlite`) into `file`, sealed to
-    /// `recipient` (a 32-byte X25519 public key) when one is given.
-    public static func backup(_ database: URL, to file: URL, sealedFor recipient: [UInt8]? = nil) throws -> Written {
-        guard let recipient else { return try plainBackup(database, to: file) }
+    /// Backs up `database` (a service's `<name>.sqlite`) into `file`, sealed (``BackupSeal``)
+    /// when `sealing` is given.
+    public static func backup(_ database: URL, to file: URL, sealing: BackupSealing? = nil) throws -> Written {
+        guard let sealing else { return try plainBackup(database, to: file) }
         let plain = database.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).plain")
         defer { try? FileManager.default.removeItem(at: plain) }
         let copied = try plainBackup(database, to: plain)
-        let sealed = try BackupSeal.seal(Array(try Data(contentsOf: plain)), to: recipient)
+        let sealed = try BackupSeal.seal(Array(try Data(contentsOf: plain)), to: sealing.recipient, from: sealing.sender)
         try FileManager.default.createDirectory(
             at: file.deletingLastPathComponent(), withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let temporary = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).partial")
@@ -103,23 +103,44 @@ public enum DatabaseBackup {
     /// as `<name>.sqlite.replaced-<time>`, and renames the checked copy into place. Returns
     /// the kept file's path, if there was one.
     @discardableResult
-    public static func restore(_ backup: URL, into database: URL, secretKey: [UInt8]? = nil, now: Date = Date()) throws -> URL? {
+    ///
+    /// A sealed backup is accepted only when sealed by one of `senders` (name → public
+    /// key: the service's own and the operator's, ``CurveKeyring/backupSenders(of:)``).
+    public static func restore(
+        _ backup: URL, into database: URL, secretKey: [UInt8]? = nil, senders: [String: [UInt8]] = [:], now: Date = Date()
+    ) throws -> URL? {
+        // A service with the database open (even one stopped with SIGSTOP) would go on
+        // writing to the file set aside: refuse while any other process has it open.
+        if let holder = openedBy(database) {
+            throw Failure("\(database.lastPathComponent) is open in process \(holder) (its service is running, or stopped but not ended): end it before restoring")
+        }
         let folder = database.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let incoming = folder.appendingPathComponent(".\(database.lastPathComponent).restoring")
         try? FileManager.default.removeItem(at: incoming)
         if isSealed(backup) {
             guard let secretKey else { throw Failure("\(backup.path) is sealed: it needs the operators' backup.secret") }
-            let plain = try BackupSeal.open(Array(try Data(contentsOf: backup)), secretKey: secretKey)
-            guard FileManager.default.createFile(atPath: incoming.path, contents: Data(plain), attributes: [.posixPermissions: 0o600]) else {
+            let opened = try BackupSeal.open(Array(try Data(contentsOf: backup)), secretKey: secretKey)
+            guard senders.values.contains(opened.sender) else {
+                throw Failure(
+                    "\(backup.path) was not sealed by \(senders.keys.sorted().joined(separator: " or ")): a backup made elsewhere is not put back")
+            }
+            guard FileManager.default.createFile(atPath: incoming.path, contents: Data(opened.plaintext), attributes: [.posixPermissions: 0o600]) else {
                 throw Failure("cannot write \(incoming.path)")
             }
         } else {
             try FileManager.default.copyItem(at: backup, to: incoming)
         }
         do {
-            let check = try DatabaseQueue(path: incoming.path).read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+            let service = database.deletingPathExtension().lastPathComponent
+            let (check, owner) = try DatabaseQueue(path: incoming.path).read { db in
+                let check = try String.fetchAll(db, sql: "PRAGMA integrity_check")
+                guard try db.tableExists("platform_meta") else { throw Failure("\(backup.path) is not a database of this system (no platform tables)") }
+                return (check, try String.fetchOne(db, sql: "SELECT value FROM platform_meta WHERE key = 'service'"))
+            }
             guard check == ["ok"] else { throw Failure("\(backup.path) is not a sound SQLite database: \(check.prefix(3))") }
+            // Backups made before databases were marked carry no name.
+            if let owner, owner != service { throw Failure("\(backup.path) is a backup of \(owner), not of \(service)") }
         } catch {
             try? FileManager.default.removeItem(at: incoming)
             throw error is Failure ? error : Failure("\(backup.path) is not a SQLite database")
@@ -138,6 +159,23 @@ public enum DatabaseBackup {
         try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: database.path)
         try fsync(folder)
         return kept
+    }
+
+    /// The process id of another process that has `database` open, if one has: SQLite
+    /// connections in WAL mode hold a shared lock on byte 128 of the `-shm` file (the
+    /// "DMS" lock) as long as they are open, which `F_GETLK` reports for other processes.
+    public static func openedBy(_ database: URL) -> Int32? {
+        let shm = database.path + "-shm"
+        let descriptor = Glibc.open(shm, O_RDWR)
+        guard descriptor >= 0 else { return nil }
+        defer { Glibc.close(descriptor) }
+        var lock = flock()
+        lock.l_type = Int16(F_WRLCK)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = 128
+        lock.l_len = 1
+        guard fcntl(descriptor, F_GETLK, &lock) == 0, lock.l_type != Int16(F_UNLCK) else { return nil }
+        return lock.l_pid
     }
 
     /// The name a backup gets: `<service>-<UTC time>.sqlite`, `.sqlite.sealed` when sealed.
@@ -163,9 +201,27 @@ public enum DatabaseBackup {
     /// Deletes all but the newest `keep` backups of `service` in `folder` (their names sort
     /// by time).
     public static func prune(folder: URL, service: String, keep: Int) {
-        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
-            .filter { $0.hasPrefix("\(service)-") && ($0.hasSuffix(".sqlite") || $0.hasSuffix(".sqlite.sealed")) }.sorted()
+        // Only the backups this system names (`<service>-<UTC time>.sqlite[.sealed]`): a file an
+        // operator put there by another name is neither counted nor removed.
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { isBackupName($0, service: service) }.sorted()
         for file in files.dropLast(max(1, keep)) { try? FileManager.default.removeItem(at: folder.appendingPathComponent(file)) }
+    }
+
+    /// Whether `name` is one of ``fileName(service:at:sealed:)``'s names for `service`.
+    static func isBackupName(_ name: String, service: String) -> Bool {
+        let prefix = "\(service)-"
+        guard name.hasPrefix(prefix) else { return false }
+        var stamp = name.dropFirst(prefix.count)
+        if stamp.hasSuffix(".sqlite.sealed") { stamp = stamp.dropLast(".sqlite.sealed".count) } else if stamp.hasSuffix(".sqlite") { stamp = stamp.dropLast(".sqlite".count) } else { return false }
+        guard let date = reparse(String(stamp)) else { return false }
+        // Not in the future: a file dated 2099 would never be pruned.
+        return date <= Date().addingTimeInterval(86_400)
+    }
+
+    /// `2026-11-27T01-57-02.060Z` (the file name's form) as an instant.
+    private static func reparse(_ stamp: String) -> Date? {
+        guard let t = stamp.firstIndex(of: "T") else { return nil }
+        return Instant.parse(String(stamp[..<t]) + stamp[t...].replacingOccurrences(of: "-", with: ":"))
     }
 
     static func fsync(_ url: URL) throws {

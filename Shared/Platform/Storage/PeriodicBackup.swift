@@ -14,20 +14,20 @@ public final class PeriodicBackup: Service, Sendable {
     private let folder: URL
     private let interval: Duration
     private let keep: Int
-    private let recipient: [UInt8]?
+    private let sealing: BackupSealing?
     private let logger: Logger
 
     /// The services whose backups must be sealed.
     public static let sealedOnly: Set<String> = ["auth"]
 
     /// Backs up `database` of `service` into `folder` every `interval`.
-    public init(service: String, database: URL, folder: URL, interval: Duration, keep: Int, recipient: [UInt8]?, logger: Logger) {
+    public init(service: String, database: URL, folder: URL, interval: Duration, keep: Int, sealing: BackupSealing?, logger: Logger) {
         self.service = service
         self.database = database
         self.folder = folder
         self.interval = interval
         self.keep = keep
-        self.recipient = recipient
+        self.sealing = sealing
         self.logger = logger
     }
 
@@ -53,22 +53,22 @@ public final class PeriodicBackup: Service, Sendable {
 
     /// Takes one backup now and prunes the old ones.
     public func backUpOnce() async throws -> DatabaseBackup.Written {
-        try await Self.backUp(service: service, database: database, folder: folder, keep: keep, recipient: recipient)
+        try await Self.backUp(service: service, database: database, folder: folder, keep: keep, sealing: sealing)
     }
 
-    /// One backup of `database` into `folder` (sealed to `recipient` when given), keeping the
+    /// One backup of `database` into `folder` (sealed when `sealing` is given), keeping the
     /// newest `keep`: what `ctl backup` and the periodic backups do.
-    public static func backUp(service: String, database: URL, folder: URL, keep: Int?, recipient: [UInt8]?) async throws -> DatabaseBackup.Written {
-        if recipient == nil, sealedOnly.contains(service) {
+    public static func backUp(service: String, database: URL, folder: URL, keep: Int?, sealing: BackupSealing?) async throws -> DatabaseBackup.Written {
+        if sealing == nil, sealedOnly.contains(service) {
             throw DatabaseBackup.Failure(
                 "\(service)'s backups hold the audit log and are sealed to the operators' backup key: make keys with `ctl keys generate`")
         }
-        let target = folder.appendingPathComponent(DatabaseBackup.fileName(service: service, sealed: recipient != nil))
+        let target = folder.appendingPathComponent(DatabaseBackup.fileName(service: service, sealed: sealing != nil))
         let written = try await SocketThread.value(name: "backup") {
             // A backup killed half-way (a crash, kill -9) leaves its working copies: gone after an hour.
             DatabaseBackup.removeLeftovers(in: database.deletingLastPathComponent())
             DatabaseBackup.removeLeftovers(in: folder)
-            return try DatabaseBackup.backup(database, to: target, sealedFor: recipient)
+            return try DatabaseBackup.backup(database, to: target, sealing: sealing)
         }
         if let keep { DatabaseBackup.prune(folder: folder, service: service, keep: keep) }
         return written

@@ -57,6 +57,10 @@ public enum ServiceDatabase {
         PlatformMigrations.register(in: &migrator)
         migrations(&migrator)
         try migrator.migrate(pool)
+        // Whose database this is: a restore puts back only a backup of the same service.
+        try pool.write { db in
+            if try PlatformMeta.get(db, "service") != name { try PlatformMeta.set(db, "service", name) }
+        }
         // Its files too, once SQLite has made them (processes also set umask 077).
         for suffix in ["", "-wal", "-shm"] {
             let file = directory.appendingPathComponent("\(name).sqlite\(suffix)").path

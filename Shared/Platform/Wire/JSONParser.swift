@@ -105,7 +105,9 @@ public struct JSONParser {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1
             skipWhitespace()
-            // A repeated member name keeps the last value, as most parsers do.
+            // A repeated member name is refused: parsers that keep the first and those
+            // that keep the last would read the same text differently.
+            guard members[key] == nil else { throw fail("repeated member name") }
             let start = index
             members[key] = try parseValue(depth: depth + 1)
             if depth == 0, let recordedMember, key == recordedMember { recordedRange = start..<index }
@@ -350,6 +352,7 @@ extension JSONParser {
             skipWhitespace()
             if let match {
                 let name = String(decoding: wanted[match].name, as: UTF8.self)
+                guard members[name] == nil else { throw fail("repeated member name") }
                 if wanted[match].keep {
                     members[name] = .value(try parseValue(depth: 1))
                 } else {

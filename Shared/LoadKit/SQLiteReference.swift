@@ -4,9 +4,9 @@ import GRDB
 /// The limit a one-commit-per-write design meets: SQLite committing one small row per
 /// transaction, durably (WAL, `synchronous=FULL`), on the same disk as the services'
 /// databases. Group commit is measured against it (`bench booking`).
-enum SQLiteReference {
+public enum SQLiteReference {
     /// Commits one row per transaction for `seconds` on one thread; returns commits per second.
-    static func measure(directory: URL, seconds: Double) throws -> Double {
+    public static func measure(directory: URL, seconds: Double) throws -> Double {
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")

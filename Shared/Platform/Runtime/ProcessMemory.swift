@@ -1,0 +1,25 @@
+import Foundation
+
+/// A process's memory as the kernel reports it in `/proc/<pid>/status`.
+public struct ProcessMemory: Sendable, Equatable {
+    /// Resident now (`VmRSS`), in bytes.
+    public var resident: Int
+    /// The most it has been resident since it started (`VmHWM`), in bytes.
+    public var peakResident: Int
+
+    public init(resident: Int, peakResident: Int) {
+        self.resident = resident
+        self.peakResident = peakResident
+    }
+
+    /// The memory of a process by its id, or `nil` if it is gone.
+    public static func of(pid: Int32) -> ProcessMemory? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
+        func kilobytes(_ field: String) -> Int? {
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return nil }
+            return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
+        }
+        guard let resident = kilobytes("VmRSS"), let peak = kilobytes("VmHWM") else { return nil }
+        return ProcessMemory(resident: resident * 1024, peakResident: peak * 1024)
+    }
+}
