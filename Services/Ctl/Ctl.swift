@@ -28,7 +28,7 @@ struct CommonOptions: ParsableArguments {
     }
 
     func validate() throws {
-        guard timeout.isFinite, timeout > 0, timeout <= 3_600 else { throw ValidationError("--timeout must be a number of seconds, up to 3600") }
+        guard timeout.isFinite, timeout >= 0.01, timeout <= 3_600 else { throw ValidationError("--timeout must be 0.01 to 3600 seconds") }
     }
 
     /// ctl's links: CURVE with `<component>.secret` (the operator's unless `--as` says
@@ -369,20 +369,31 @@ struct Restore: AsyncParsableCommand {
         }
         let database = configuration.dataDirectoryURL.appendingPathComponent("\(service).sqlite")
         let source = URL(fileURLWithPath: backup)
+        // The deployment's keys (even with CURVE off on the links): whether its backups
+        // are sealed, and whose seal is accepted.
+        let keyFolder = options.keyFolder(configuration)
+        let keyring = try keyFolder.map { try CurveKeyring.load(from: $0, name: options.component) }
+        let backupKeyFolder = backupKey.map { URL(fileURLWithPath: $0).deletingLastPathComponent() } ?? keyFolder
         var secretKey: [UInt8]?
-        let keyring = try options.links.keyring
-        if !DatabaseBackup.isSealed(source), keyring?.backupRecipientKey != nil, !allowPlain {
-            throw ValidationError(
-                "\(backup) is not sealed, and this deployment seals its backups: anyone could have written it. --allow-plain puts it back all the same")
-        }
-        if DatabaseBackup.isSealed(source) {
-            let keyFolder = backupKey.map { URL(fileURLWithPath: $0).deletingLastPathComponent() } ?? options.keyFolder(configuration)
-            guard let keyFolder else { throw ValidationError("\(backup) is sealed: give the operators' backup.secret with --backup-key") }
-            secretKey = try CurveKeyring.backupSecretKey(in: keyFolder, file: backupKey.map { URL(fileURLWithPath: $0).lastPathComponent })
+        if let folder = backupKeyFolder {
+            let file = backupKey.map { URL(fileURLWithPath: $0).lastPathComponent }
+            if backupKey != nil {
+                secretKey = try CurveKeyring.backupSecretKey(in: folder, file: file)
+            } else {
+                // A container's key folder has no backup.secret: a sealed backup then needs --backup-key.
+                secretKey = try? CurveKeyring.backupSecretKey(in: folder, file: file)
+            }
         }
         let senders = keyring?.backupSenders(of: service) ?? [:]
-        let kept = try await SocketThread.value(name: "restore") { [secretKey] in
-            try DatabaseBackup.restore(source, into: database, secretKey: secretKey, senders: senders)
+        let requireSealed = keyring?.backupRecipientKey != nil && !allowPlain
+        let kept: URL?
+        do {
+            kept = try await SocketThread.value(name: "restore") { [secretKey] in
+                try DatabaseBackup.restore(source, into: database, secretKey: secretKey, senders: senders, requireSealed: requireSealed)
+            }
+        } catch let failure as DatabaseBackup.Failure {
+            throw ValidationError(failure.description + (failure.description.contains("is sealed") ? " (--backup-key <file>)" : "")
+                + (failure.description.contains("not sealed") ? ". --allow-plain puts it back all the same" : ""))
         }
         print("restored \(database.path) from \(backup)" + (kept.map { "; the replaced file is \($0.path)" } ?? ""))
     }

@@ -39,17 +39,35 @@ struct LoadOptions: ParsableArguments {
         }
     }
 
-    /// Refuses targets off this machine: load runs are for loopback only.
+    /// Refuses endpoints off this machine: load runs are for loopback only. Every endpoint
+    /// loadgen may reach is checked (the gateway, each service, the bus, the edge).
     func checkLoopback(_ configuration: PlatformConfiguration) throws {
-        var addresses = [configuration.gatewayEndpoint]
+        var addresses = [configuration.gatewayEndpoint, configuration.busOutEndpoint] + Array(configuration.serviceEndpoints.values)
         if target == "edge" { addresses.append("tcp://" + edgeAddress(configuration)) }
-        if target != "gateway" && target != "edge" { addresses.append(configuration.serviceEndpoints[target] ?? "") }
-        for address in addresses {
-            let host = address.replacingOccurrences(of: "tcp://", with: "").split(separator: ":").first.map(String.init) ?? ""
-            guard ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host) || address.hasPrefix("ipc://") || address.hasPrefix("inproc://") else {
-                throw ValidationError("loadgen sends to loopback addresses only, not \(address)")
-            }
+        for address in addresses where !Self.isLoopback(address) {
+            throw ValidationError("loadgen sends to loopback addresses only, not \(address)")
         }
+    }
+
+    /// Whether a ZeroMQ endpoint (`tcp://host:port`, `ipc://`, `inproc://`) stays on this
+    /// machine. A `source;host` endpoint is judged by its host.
+    static func isLoopback(_ endpoint: String) -> Bool {
+        if endpoint.hasPrefix("ipc://") || endpoint.hasPrefix("inproc://") { return true }
+        var rest = Substring(endpoint.hasPrefix("tcp://") ? String(endpoint.dropFirst(6)) : endpoint)
+        if let separator = rest.lastIndex(of: ";") { rest = rest[rest.index(after: separator)...] }
+        let host: Substring
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else { return false }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+        } else {
+            host = rest.split(separator: ":", maxSplits: 1).first ?? ""
+        }
+        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    func validate() throws {
+        guard users > 0, users <= 100_000 else { throw ValidationError("--users must be 1 to 100000") }
+        guard warmup.isFinite, warmup >= 0, warmup <= 3_600 else { throw ValidationError("--warmup must be 0 to 3600 seconds") }
     }
 
     func edgeAddress(_ configuration: PlatformConfiguration) -> String { edge ?? configuration.edgeBind }
@@ -82,7 +100,10 @@ struct RunCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard MixOperation.mix(named: mix) != nil else { throw ValidationError("unknown mix or operation \(mix)") }
-        guard options.users > 0, inFlight > 0, (rate ?? 1) > 0 else { throw ValidationError("users, in-flight and rate must be positive") }
+        guard inFlight > 0, inFlight <= 10_000 else { throw ValidationError("--in-flight must be 1 to 10000") }
+        if let rate { guard rate.isFinite, rate > 0, rate <= 1_000_000 else { throw ValidationError("--rate must be more than 0, up to 1000000") } }
+        if let seconds { guard seconds.isFinite, seconds > 0, seconds <= 86_400 else { throw ValidationError("--seconds must be more than 0, up to 86400") } }
+        if let count { guard count > 0 else { throw ValidationError("--count must be more than 0") } }
     }
 
     func run() async throws {
@@ -108,6 +129,7 @@ struct RunCommand: AsyncParsableCommand {
         report.add(outcome)
         print(report.table)
         if let path = options.report { try report.write(to: URL(fileURLWithPath: path)) }
+        await population.close(auth: stack.auth)
         await stack.close()
     }
 

@@ -31,6 +31,8 @@ final class TokenBook: Sendable {
 /// accounts, each with a savings plan, a sponsored goal with plan items and a few
 /// reminders; a park open around the clock with free bookings.
 struct Population: Sendable {
+    /// The run's own accounts' password (admin, sponsor): random, never shown.
+    var password: String
     var runID: String
     var users: [VirtualUser]
     var tokens: TokenBook
@@ -40,7 +42,6 @@ struct Population: Sendable {
     var services: Set<String>
     var adminToken: String
 
-    static let password = "loadgen-password-1"
     /// Words the seeded reminders' titles use, and the searches look for.
     static let words = ["купить", "позвонить", "тренировка", "dentist", "birthday", "anniversary", "оплатить", "wakeboard"]
 
@@ -51,7 +52,10 @@ struct Population: Sendable {
     ) async throws -> Population {
         let runID = String(UInt64.random(in: 0..<UInt64(1) << 40), radix: 36)
         say("setting up run \(runID): \(count) device accounts, services \(wanted.sorted().joined(separator: ", "))")
-        let adminToken = try await account(email: "loadgen-admin@loadgen.example", auth: auth, admin: true)
+        // A new admin per run, with a random password no one sees (`.example` mail goes
+        // nowhere, so no reset either); its session ends with the run (``close(auth:)``).
+        let password = Digest.randomBytes(24).map { String(format: "%02x", $0) }.joined()
+        let adminToken = try await account(email: "loadgen-admin-\(runID)@loadgen.example", password: password, auth: auth, admin: true)
         var users: [VirtualUser] = []
         var accessTokens: [(access: String, refresh: String)] = []
         for start in stride(from: 0, to: count, by: 16) {
@@ -72,7 +76,7 @@ struct Population: Sendable {
             accessTokens += made.map { ($0.2, $0.3) }
         }
         var population = Population(
-            runID: runID, users: users, tokens: TokenBook(accessTokens), slots: [], exercises: [], services: [], adminToken: adminToken)
+            password: password, runID: runID, users: users, tokens: TokenBook(accessTokens), slots: [], exercises: [], services: [], adminToken: adminToken)
         for service in wanted.sorted() {
             do {
                 try await population.prepare(service, gateway: gateway, auth: auth)
@@ -133,7 +137,7 @@ struct Population: Sendable {
             }
             for (user, plan) in plans.enumerated() { users[user].savingsPlan = plan }
         case "goals":
-            let sponsor = try await Self.account(email: "loadgen-sponsor@loadgen.example", auth: auth, admin: false)
+            let sponsor = try await Self.account(email: "loadgen-sponsor-\(runID)@loadgen.example", password: password, auth: auth, admin: false)
             try check(
                 try await gateway.call("goals.sponsor.profile.save", data: ["name": "Loadgen sponsor", "kind": "employer", "group": "employers"], token: sponsor),
                 "goals.sponsor.profile.save")
@@ -191,7 +195,7 @@ struct Population: Sendable {
 
     /// Signs in `email` (registering it first when new; made an admin when asked) and
     /// returns an access token.
-    static func account(email: String, auth: ServiceClient, admin: Bool) async throws -> String {
+    static func account(email: String, password: String, auth: ServiceClient, admin: Bool) async throws -> String {
         var login = try await auth.call("auth.login", data: ["email": .string(email), "password": .string(password)], timeout: .seconds(20), attempts: 1)
         if !login.ok {
             let registered = try await auth.call(
@@ -218,6 +222,11 @@ struct Population: Sendable {
             throw LoadError("auth.challenge failed: \(reply.error?.message ?? "no nonce")")
         }
         return ["nonce": .string(nonce), "counter": .integer(Int64(ProofOfWork.solve(nonce: nonce, difficulty: Int(difficulty))))]
+    }
+
+    /// Ends the admin's session (its password was never shown: the account cannot be used again).
+    func close(auth: ServiceClient) async {
+        _ = try? await auth.call("auth.logout", token: adminToken, attempts: 1)
     }
 
     /// Refreshes every user's tokens through auth; returns how many were refreshed.

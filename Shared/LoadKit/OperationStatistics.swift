@@ -35,6 +35,7 @@ public struct OperationStatistics: Sendable {
     public func summary(op: String, seconds: Double) -> OperationSummary {
         OperationSummary(
             op: op, count: count, ok: ok, refused: refused, failed: failed, errors: errors, ratePerSecond: seconds > 0 ? Double(count) / seconds : 0,
+            okPerSecond: seconds > 0 ? Double(ok) / seconds : 0,
             p50Ms: percentileMs(50), p90Ms: percentileMs(90), p99Ms: percentileMs(99), p999Ms: percentileMs(99.9),
             maxMs: count == 0 ? nil : Double(histogram.max) / 1000)
     }
@@ -48,7 +49,10 @@ public struct OperationSummary: Codable, Sendable {
     public var refused: Int
     public var failed: Int
     public var errors: [String: Int]
+    /// Every reply per second, refusals and failures included.
     public var ratePerSecond: Double
+    /// Successful replies per second (what a refusal-heavy run really served).
+    public var okPerSecond: Double
     public var p50Ms: Double?
     public var p90Ms: Double?
     public var p99Ms: Double?
@@ -60,9 +64,9 @@ public struct OperationSummary: Codable, Sendable {
         func ms(_ value: Double?) -> String { value.map { String(format: "%8.2f", $0) } ?? "       -" }
         let problems = errors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         return op.padding(toLength: 28, withPad: " ", startingAt: 0)
-            + String(format: "%9d %9.0f ", count, ratePerSecond) + "\(ms(p50Ms)) \(ms(p90Ms)) \(ms(p99Ms)) \(ms(p999Ms)) \(ms(maxMs))"
+            + String(format: "%9d %9.0f %9.0f ", count, ratePerSecond, okPerSecond) + "\(ms(p50Ms)) \(ms(p90Ms)) \(ms(p99Ms)) \(ms(p999Ms)) \(ms(maxMs))"
             + (problems.isEmpty ? "" : "  \(problems)")
     }
 
-    public static let header = "op".padding(toLength: 28, withPad: " ", startingAt: 0) + "    count     req/s   p50 ms   p90 ms   p99 ms p99.9 ms   max ms"
+    public static let header = "op".padding(toLength: 28, withPad: " ", startingAt: 0) + "    count     req/s      ok/s   p50 ms   p90 ms   p99 ms p99.9 ms   max ms"
 }

@@ -112,7 +112,7 @@ public final class ZAPAuthenticator: Sendable {
         let requestID = request[1]
         let domain = String(decoding: request[2], as: UTF8.self)
         let mechanism = String(decoding: request[5], as: UTF8.self)
-        var status = "400", text = "refused"
+        var status = "400", text = "refused", user = ""
         if mechanism == "CURVE", request.count >= 7, let admission = domains.withLock({ $0[domain] }) ?? fallback {
             let admitted: Bool
             switch admission {
@@ -122,8 +122,10 @@ public final class ZAPAuthenticator: Sendable {
             if admitted {
                 status = "200"
                 text = "OK"
+                // The user id libzmq attaches to the peer's messages (`User-Id`): its key.
+                user = Z85.encode(Array(request[6])) ?? ""
             }
         }
-        return [version, requestID, Data(status.utf8), Data(text.utf8), Data(), Data()]
+        return [version, requestID, Data(status.utf8), Data(text.utf8), Data(user.utf8), Data()]
     }
 }

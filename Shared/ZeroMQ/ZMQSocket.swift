@@ -120,6 +120,20 @@ public final class ZMQSocket {
     /// ``receiveMultipart(dontWait:)`` that also reports the sending peer's address (the
     /// `Peer-Address` metadata libzmq attaches to messages from TCP peers).
     public func receiveMultipartWithPeer(dontWait: Bool = false, maxFrames: Int = .max) throws(ZMQError) -> (frames: [Data], peerAddress: String?)? {
+        try receiveMultipartWithMetadata(dontWait: dontWait, maxFrames: maxFrames).map { ($0.frames, $0.peerAddress) }
+    }
+
+    /// A message with what libzmq knows of its sender.
+    public struct Received {
+        public var frames: [Data]
+        /// `Peer-Address`: the TCP peer's address.
+        public var peerAddress: String?
+        /// `User-Id`: what the ZAP handler said the peer is (our handler: its CURVE public key, Z85).
+        public var userID: String?
+    }
+
+    /// ``receiveMultipart(dontWait:)`` with the sender's `Peer-Address` and `User-Id`.
+    public func receiveMultipartWithMetadata(dontWait: Bool = false, maxFrames: Int = .max) throws(ZMQError) -> Received? {
         var frames: [Data] = []
         var message = zmq_msg_t()
         zmq_msg_init(&message)
@@ -145,7 +159,8 @@ public final class ZMQSocket {
             }
             if zmq_msg_more(&message) == 0 {
                 let peer = zmq_msg_gets(&message, "Peer-Address").map { String(cString: $0) }
-                return (frames, peer)
+                let user = zmq_msg_gets(&message, "User-Id").map { String(cString: $0) }
+                return Received(frames: frames, peerAddress: peer, userID: user.flatMap { $0.isEmpty ? nil : $0 })
             }
         }
     }

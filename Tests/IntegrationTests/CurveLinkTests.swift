@@ -47,6 +47,22 @@ struct CurveLinkTests {
         }
     }
 
+    @Test("operator-only operations: another service's key is refused, the operator's is served")
+    func operatorOnlyOperations() async throws {
+        try await TestStack.with(services: ["auth"], extraEnvironment: Self.fastAuth) { stack in
+            _ = try await AuthFixtures.signUp(stack.client, email: "someone@links.example")
+            let grant = Data(#"{"id":"g","op":"auth.internal.admin.grant","data":{"email":"someone@links.example"}}"#.utf8)
+            // A compromised stats container holds stats' key: internal, but not the operator's.
+            let asStats = await RawClient.request(grant, link: try stack.configuration.links(as: "stats").service("auth"))
+            #expect(asStats?.error?.code == .forbidden, "\(String(describing: asStats))")
+            // Other internal operations stay open to services (subscribers replay events).
+            let replay = Data(#"{"id":"r","op":"auth.events.replay","data":{"after":0}}"#.utf8)
+            #expect(await RawClient.request(replay, link: try stack.configuration.links(as: "stats").service("auth"))?.ok == true)
+            let asOperator = await RawClient.request(grant, link: try stack.configuration.operatorLink(to: "auth"))
+            #expect(asOperator?.ok == true, "\(String(describing: asOperator))")
+        }
+    }
+
     @Test("a request through the gateway is plaintext on the public socket and encrypted on the link to the service (tshark)")
     func encryptedOnTheWire() async throws {
         try #require(Capture.available, "tshark is needed (deploy/test.sh installs it)")

@@ -24,7 +24,11 @@ struct RequestFuzzTests {
         let seed = environment["FUZZ_SEED"].flatMap { UInt64($0) } ?? UInt64.random(in: 1..<UInt64.max)
         let seconds = environment["FUZZ_SECONDS"].flatMap { Double($0) } ?? 30
         print("request fuzzing: seed \(seed), \(seconds) s (FUZZ_SEED=\(seed) replays it)")
-        try await TestStack.with(services: Self.services, extraEnvironment: ["BACKEND_AUTH_SCRYPT_LOG_N": "10", "BACKEND_AUTH_POW_DIFFICULTY": "0"]) { stack in
+        try await TestStack.with(services: Self.services, extraEnvironment: [
+            "BACKEND_AUTH_SCRYPT_LOG_N": "10", "BACKEND_AUTH_POW_DIFFICULTY": "0",
+            // The Graph API at a closed port: refused at once, instead of a lookup of the real one timing out.
+            "BACKEND_AUTH_FACEBOOK_GRAPH_URL": "http://127.0.0.1:9",
+        ]) { stack in
             let direct = try stack.directClient("auth")
             let user = try await AuthFixtures.signUp(stack.client, email: "fuzz-user@fuzz.example")
             let admin = try await AuthFixtures.signUpAdmin(stack.client, direct: direct, email: "fuzz-admin@fuzz.example")
@@ -32,7 +36,7 @@ struct RequestFuzzTests {
             for service in Self.services {
                 let document = try await stack.client.call("\(service).describe", idempotent: true)
                 for operation in document.data?["operations"]?.arrayValue ?? [] {
-                    guard let op = operation["op"]?.stringValue, operation["auth"]?.stringValue != "internal", !Self.isSessionEnding(op) else { continue }
+                    guard let op = operation["op"]?.stringValue, !(operation["auth"]?.stringValue ?? "").hasPrefix("internal"), !Self.isSessionEnding(op) else { continue }
                     operations.append((op, operation["request"] ?? .object([:])))
                 }
             }
@@ -82,7 +86,7 @@ struct RequestFuzzTests {
                     #expect(memory.resident < 300 << 20, "\(service) holds \(memory.resident >> 20) MiB after the fuzzing")
                 }
             }
-            for line in findings.slowList.prefix(20) { print("slow: \(line)") }
+            for line in findings.slowList.prefix(5) { print("answered unavailable or timeout: \(line)") }
             let found = findings.list
             #expect(found.isEmpty, "seed \(seed): \(found.count) findings, e.g.\n\(found.prefix(10).joined(separator: "\n"))")
         }

@@ -10,8 +10,10 @@ import ZeroMQ
 /// The bus keeps nothing: events live in each source's outbox, and subscribers that
 /// miss a message ask the source with `events.replay`.
 public final class EventBus: Service, Sendable {
-    /// The largest frame the bus accepts (`ZMQ_MAXMSGSIZE`).
-    public static let maxMessageBytes: Int64 = 4 << 20
+    /// The largest frame the bus accepts (`ZMQ_MAXMSGSIZE`): events are a few KB, and
+    /// libzmq allocates a frame's announced size as soon as its header arrives, so this
+    /// is also what each connection may cost before it has proven a key.
+    public static let maxMessageBytes: Int64 = 256 << 10
 
     private let inEndpoint: String
     private let outEndpoint: String
@@ -48,7 +50,7 @@ public final class EventBus: Service, Sendable {
 
     private func proxy() {
         do {
-            // Frames above 4 MiB (events are a few KB) make libzmq drop the connection
+            // Frames above 256 KiB (events are a few KB) make libzmq drop the connection
             // before it buffers them: a peer announcing a huge frame cannot make the
             // gateway hold gigabytes (the bus sockets admit only deployment keys, and this
             // bounds even those).

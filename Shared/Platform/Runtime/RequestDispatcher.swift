@@ -13,13 +13,20 @@ public final class RequestDispatcher: Sendable {
     private let pool: DatabasePool?
     private let batcher: WriteBatcher?
     private let logger: Logger
+    /// The operators' CURVE public keys (Z85), who alone may call ``AuthRule/operatorOnly``
+    /// operations; `nil` with CURVE off.
+    private let operatorKeys: Set<String>?
 
     /// Creates a dispatcher over a service's operations.
-    public init(service: String, operations: [ServiceOperation], verifier: any TokenVerifier, pool: DatabasePool?, logger: Logger) {
+    public init(
+        service: String, operations: [ServiceOperation], verifier: any TokenVerifier, pool: DatabasePool?, logger: Logger,
+        operatorKeys: Set<String>? = nil
+    ) {
         self.service = service
+        self.operatorKeys = operatorKeys
         // The gateway refuses internal operations by name; an internal operation it would
         // forward is a programming error, caught at start-up.
-        for operation in operations where operation.auth == .internal {
+        for operation in operations where operation.auth.isInternal {
             precondition(InternalOperations.contains(operation.name), "\(operation.name) is internal but not named <service>.internal.*")
         }
         self.operations = Dictionary(operations.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
@@ -40,12 +47,12 @@ public final class RequestDispatcher: Sendable {
 
     /// ``prepare(_:client:receivedAt:)`` that, when the token names a key the service does
     /// not know yet (it just started, or auth rotated keys), fetches the keys and tries once more.
-    public func prepareFetchingKeys(_ request: RequestEnvelope, client: String? = nil) async throws(ServiceError) -> Prepared {
+    public func prepareFetchingKeys(_ request: RequestEnvelope, client: String? = nil, caller: String? = nil) async throws(ServiceError) -> Prepared {
         do {
-            return try prepare(request, client: client)
+            return try prepare(request, client: client, caller: caller)
         } catch where error.isUnknownKey {
             guard await verifier.refreshKeys() else { throw error }
-            return try prepare(request, client: client)
+            return try prepare(request, client: client, caller: caller)
         }
     }
 
@@ -55,7 +62,8 @@ public final class RequestDispatcher: Sendable {
     }
 
     /// Looks up, authorizes and validates a request.
-    public func prepare(_ request: RequestEnvelope, client: String? = nil, receivedAt: Date = Date()) throws(ServiceError) -> Prepared {
+    /// `caller` is the CURVE public key (Z85) of the connection the request came on.
+    public func prepare(_ request: RequestEnvelope, client: String? = nil, caller: String? = nil, receivedAt: Date = Date()) throws(ServiceError) -> Prepared {
         guard let operation = operations[request.op] else { throw .unknownOp(request.op) }
         var principal: Principal?
         if let token = request.token, operation.auth != .public {
@@ -64,6 +72,10 @@ public final class RequestDispatcher: Sendable {
         switch operation.auth {
         case .public, .internal:
             break
+        case .operatorOnly:
+            if let operatorKeys, !operatorKeys.contains(caller ?? "") {
+                throw .forbidden("this operation is for the operators' tools only")
+            }
         case .authenticated:
             guard principal != nil else { throw .unauthenticated() }
         case .anyRole(let roles):

@@ -8,8 +8,12 @@ import ZeroMQ
 public struct RequestLimits: Sendable {
     /// Requests larger than this get `payload_too_large` (CONTRACT.md: 1 MiB).
     public var maxRequestBytes = 1 << 20
-    /// Frames larger than this make libzmq drop the connection (`ZMQ_MAXMSGSIZE`).
-    public var maxMessageBytes: Int64 = 4 << 20
+    /// Frames larger than this make libzmq drop the connection (`ZMQ_MAXMSGSIZE`). libzmq
+    /// allocates a frame's announced size as soon as its 9-byte header arrives, so each
+    /// connection, even one that never finishes the CURVE handshake, may cost this much:
+    /// kept just above what a service is ever sent (requests of at most 1 MiB, the
+    /// gateway's limit, with their envelope).
+    public var maxMessageBytes: Int64 = (1 << 20) + (256 << 10)
     /// How long a handler may run before the request is answered with `timeout`.
     public var deadline: Duration = .seconds(4)
     /// How long shutdown waits for requests in flight.
@@ -144,7 +148,7 @@ public final class RequestServer: Service, Sendable {
             log(id: request.id, op: request.op, started: request.started, outcome: outcome)
         }
 
-        func accept(_ frames: [Data]) {
+        func accept(_ frames: [Data], caller: String?) {
             let started = ContinuousClock.now
             let message: (envelope: [Data], request: RequestEnvelope)
             switch IncomingRequest.read(frames, maxBytes: limits.maxRequestBytes) {
@@ -160,7 +164,7 @@ public final class RequestServer: Service, Sendable {
             if dispatcher.isInline(request.op) {
                 let (reply, outcome): (Data, String)
                 do {
-                    (reply, outcome) = dispatcher.runInline(try dispatcher.prepare(request, client: client))
+                    (reply, outcome) = dispatcher.runInline(try dispatcher.prepare(request, client: client, caller: caller))
                 } catch {
                     (reply, outcome) = (Reply.failure(id: request.id, error: error), error.code.rawValue)
                 }
@@ -173,7 +177,7 @@ public final class RequestServer: Service, Sendable {
                 // Public data cached in memory (e.g. a day's availability) is answered
                 // right here; a token check is cheap once cached.
                 do {
-                    let prepared = try dispatcher.prepare(request, client: client)
+                    let prepared = try dispatcher.prepare(request, client: client, caller: caller)
                     if let reply = dispatcher.answerFromMemory(prepared) {
                         send(message.envelope + [reply])
                         log(id: request.id, op: request.op, started: started, outcome: "ok")
@@ -197,7 +201,7 @@ public final class RequestServer: Service, Sendable {
                     if let alreadyPrepared {
                         prepared = alreadyPrepared
                     } else {
-                        prepared = try await dispatcher.prepareFetchingKeys(request, client: client)
+                        prepared = try await dispatcher.prepareFetchingKeys(request, client: client, caller: caller)
                     }
                     (reply, outcome) = await dispatcher.run(prepared)
                 } catch {
@@ -266,8 +270,10 @@ public final class RequestServer: Service, Sendable {
                 // to parse) so completions and deadlines are not starved.
                 let batchEnd = ContinuousClock.now + .milliseconds(5)
                 for _ in 0..<min(512, limits.maxInFlight - inFlight.count) {
-                    guard inFlightBytes < limits.maxInFlightBytes, let frames = try? socket.receiveMultipart(dontWait: true, maxFrames: RoutedMessage.maxFrames + 1) else { break }
-                    if drainUntil == nil { accept(frames) } else { refuse(frames) }
+                    guard inFlightBytes < limits.maxInFlightBytes,
+                        let received = try? socket.receiveMultipartWithMetadata(dontWait: true, maxFrames: RoutedMessage.maxFrames + 1)
+                    else { break }
+                    if drainUntil == nil { accept(received.frames, caller: received.userID) } else { refuse(received.frames) }
                     if ContinuousClock.now >= batchEnd { break }
                 }
             }

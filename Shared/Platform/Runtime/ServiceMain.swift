@@ -84,7 +84,8 @@ public final class ServiceRuntime: Sendable {
         self.workers = workers
         let operations = BuiltinOperations.complete(definition, startedAt: .now)
         let dispatcher = RequestDispatcher(
-            service: definition.name, operations: operations, verifier: tokenVerifier, pool: pool, logger: logger)
+            service: definition.name, operations: operations, verifier: tokenVerifier, pool: pool, logger: logger,
+            operatorKeys: links.keyring.map { keyring in Set([keyring.publicKeys["operator"]].compactMap { $0 }) })
         var limits = RequestLimits()
         limits.deadline = .milliseconds(configuration.requestDeadlineMs)
         let endpoint = try configuration.bind ?? configuration.endpoint(of: definition.name)

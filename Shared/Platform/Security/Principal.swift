@@ -32,14 +32,22 @@ public enum AuthRule: Sendable, Equatable {
     /// Other services and operators' tools on the internal network only: the gateway
     /// refuses these for clients with `forbidden`.
     case `internal`
+    /// Internal, and only from the operators' CURVE key (`ctl`, load tools): another
+    /// service's key is refused, so a compromised container cannot, say, make an admin.
+    /// With CURVE off (no keys to tell callers apart) it is ``internal``.
+    case operatorOnly
 
     /// The rule as `describe` shows it.
+    /// Whether only the deployment reaches it (the gateway refuses it for clients).
+    public var isInternal: Bool { self == .internal || self == .operatorOnly }
+
     public var wireName: String {
         switch self {
         case .public: "public"
         case .authenticated: "authenticated"
         case .anyRole(let roles): "role:" + roles.sorted().joined(separator: "|")
         case .internal: "internal"
+        case .operatorOnly: "internal:operator"
         }
     }
 }

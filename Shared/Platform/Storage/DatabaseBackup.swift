@@ -106,9 +106,15 @@ public enum DatabaseBackup {
     ///
     /// A sealed backup is accepted only when sealed by one of `senders` (name → public
     /// key: the service's own and the operator's, ``CurveKeyring/backupSenders(of:)``).
+    ///
+    /// The file is read once, as a regular file (not a pipe or a device), and every check
+    /// is made on those bytes: a file swapped while the restore runs changes nothing.
+    /// `requireSealed` refuses an unsealed one (a deployment that seals its backups).
     public static func restore(
-        _ backup: URL, into database: URL, secretKey: [UInt8]? = nil, senders: [String: [UInt8]] = [:], now: Date = Date()
+        _ backup: URL, into database: URL, secretKey: [UInt8]? = nil, senders: [String: [UInt8]] = [:], requireSealed: Bool = false,
+        now: Date = Date()
     ) throws -> URL? {
+        let bytes = try readRegularFile(backup)
         // A service with the database open (even one stopped with SIGSTOP) would go on
         // writing to the file set aside: refuse while any other process has it open.
         if let holder = openedBy(database) {
@@ -118,9 +124,9 @@ public enum DatabaseBackup {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let incoming = folder.appendingPathComponent(".\(database.lastPathComponent).restoring")
         try? FileManager.default.removeItem(at: incoming)
-        if isSealed(backup) {
+        if BackupSeal.isSealed(bytes) {
             guard let secretKey else { throw Failure("\(backup.path) is sealed: it needs the operators' backup.secret") }
-            let opened = try BackupSeal.open(Array(try Data(contentsOf: backup)), secretKey: secretKey)
+            let opened = try BackupSeal.open(bytes, secretKey: secretKey)
             guard senders.values.contains(opened.sender) else {
                 throw Failure(
                     "\(backup.path) was not sealed by \(senders.keys.sorted().joined(separator: " or ")): a backup made elsewhere is not put back")
@@ -129,7 +135,12 @@ public enum DatabaseBackup {
                 throw Failure("cannot write \(incoming.path)")
             }
         } else {
-            try FileManager.default.copyItem(at: backup, to: incoming)
+            guard !requireSealed else {
+                throw Failure("\(backup.path) is not sealed, and this deployment seals its backups: anyone could have written it")
+            }
+            guard FileManager.default.createFile(atPath: incoming.path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]) else {
+                throw Failure("cannot write \(incoming.path)")
+            }
         }
         do {
             let service = database.deletingPathExtension().lastPathComponent
@@ -159,6 +170,24 @@ public enum DatabaseBackup {
         try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: database.path)
         try fsync(folder)
         return kept
+    }
+
+    /// The whole of a regular file, read through one descriptor (a pipe, a device or a
+    /// folder is refused; a symbolic link is followed once, at open).
+    static func readRegularFile(_ url: URL) throws -> [UInt8] {
+        let descriptor = Glibc.open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Failure("cannot open \(url.path): \(String(cString: strerror(errno)))") }
+        defer { Glibc.close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { throw Failure("\(url.path) is not a regular file") }
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+        var read = 0
+        while read < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + read, $0.count - read) }
+            guard count > 0 else { throw Failure("cannot read \(url.path)") }
+            read += count
+        }
+        return bytes
     }
 
     /// The process id of another process that has `database` open, if one has: SQLite
@@ -214,8 +243,9 @@ public enum DatabaseBackup {
         var stamp = name.dropFirst(prefix.count)
         if stamp.hasSuffix(".sqlite.sealed") { stamp = stamp.dropLast(".sqlite.sealed".count) } else if stamp.hasSuffix(".sqlite") { stamp = stamp.dropLast(".sqlite".count) } else { return false }
         guard let date = reparse(String(stamp)) else { return false }
-        // Not in the future: a file dated 2099 would never be pruned.
-        return date <= Date().addingTimeInterval(86_400)
+        // Not in the future (beyond clock skew): files dated ahead would outrank, and
+        // get pruned instead of, every real backup.
+        return date <= Date().addingTimeInterval(300)
     }
 
     /// `2026-11-27T01-57-02.060Z` (the file name's form) as an instant.

@@ -228,7 +228,7 @@ struct AdminOperations: Sendable {
         let keys = self.keys
         return .task(
             "auth.internal.keys.rotate", summary: "Adds a new signing key; tokens signed with older keys stay valid until they expire. Ignores idem: each call adds a key.",
-            auth: .internal, request: .empty, response: .object(["kid": .string()], required: ["kid"])
+            auth: .operatorOnly, request: .empty, response: .object(["kid": .string()], required: ["kid"])
         ) { (context, _: Empty) in
             let pool = try context.database()
             return Rotated(kid: try keys.rotate(pool: pool))
@@ -244,7 +244,7 @@ struct AdminOperations: Sendable {
         return .task(
             "auth.internal.keys.retire",
             summary: "Withdraws a signing key (e.g. leaked): it is no longer published, and tokens signed with it are refused once services refresh their keys (within a minute).",
-            auth: .internal, request: .object(["kid": .string(maxLength: 50)], required: ["kid"]), response: .empty
+            auth: .operatorOnly, request: .object(["kid": .string(maxLength: 50)], required: ["kid"]), response: .empty
         ) { (context, input: Retire) in
             try keys.retire(input.kid, pool: try context.database())
             return Empty()
@@ -259,7 +259,7 @@ struct AdminOperations: Sendable {
         .write(
             "auth.internal.admin.grant",
             summary: "Makes the account with this email an admin: how the first admin is created (`ctl call --direct`).",
-            auth: .internal, request: .object(["email": AuthSchemas.email], required: ["email"]), response: AuthSchemas.account
+            auth: .operatorOnly, request: .object(["email": AuthSchemas.email], required: ["email"]), response: AuthSchemas.account
         ) { (_, input: BootstrapAdmin, db: Database) in
             guard let id = try String.fetchOne(db, sql: "SELECT id FROM user WHERE email = ?", arguments: [Identifiers.email(input.email)]) else {
                 throw ServiceError.notFound("no account with this email")
