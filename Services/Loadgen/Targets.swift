@@ -138,7 +138,9 @@ struct TargetsCommand: AsyncParsableCommand {
             report.comparisons.append(
                 Comparison(
                     measure: "\(service) resident memory",
-                    figure: String(format: "idle %.1f MiB, under load (peak) %.1f MiB", (idleFigure ?? 0) / mib, loadFigure / mib),
+                    figure: String(
+                        format: "idle %.1f MiB, under load (peak since start) %.1f MiB; proportional share (Pss) idle %.1f MiB, after load %.1f MiB",
+                        (idleFigure ?? 0) / mib, loadFigure / mib, (idle[service]?.proportional ?? 0) / mib, (after[service]?.proportional ?? 0) / mib),
                     target: "under 40 MiB idle, under 150 MiB at load", met: (idleFigure ?? .infinity) < 40 * mib && loadFigure > 0 && loadFigure < 150 * mib))
         }
         report.measuredSeconds = seconds
@@ -163,6 +165,7 @@ struct TargetsCommand: AsyncParsableCommand {
         var samples: [PrometheusText.Sample]
         var resident: Double
         var peak: Double
+        var proportional: Double
     }
 
     func scrape(_ stack: LoadStack) async -> [String: Scrape] {
@@ -176,7 +179,8 @@ struct TargetsCommand: AsyncParsableCommand {
                 let samples = PrometheusText.samples(text)
                 result[service] = Scrape(
                     samples: samples, resident: samples.first { $0.name == "process_resident_memory_bytes" }?.value ?? 0,
-                    peak: samples.first { $0.name == "process_peak_resident_memory_bytes" }?.value ?? 0)
+                    peak: samples.first { $0.name == "process_peak_resident_memory_bytes" }?.value ?? 0,
+                    proportional: samples.first { $0.name == "process_proportional_memory_bytes" }?.value ?? 0)
             }
             await client.close()
         }

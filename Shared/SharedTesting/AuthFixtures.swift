@@ -34,7 +34,7 @@ public enum AuthFixtures {
         var reply = try await register(client, email: email, password: password)
         var retried = false
         // After a timeout the account may exist (then `email_taken`): sign in instead.
-        for _ in 0..<3 where reply.error?.code == .timeout || (retried && reply.error?.code == .conflict) {
+        for _ in 0..<3 where reply.error?.code == .timeout || reply.error?.code == .unavailable || (retried && reply.error?.code == .conflict) {
             retried = true
             try await Task.sleep(for: .milliseconds(200))
             let login = try await signIn(client, email: email, password: password)

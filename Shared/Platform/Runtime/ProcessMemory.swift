@@ -6,10 +6,15 @@ public struct ProcessMemory: Sendable, Equatable {
     public var resident: Int
     /// The most it has been resident since it started (`VmHWM`), in bytes.
     public var peakResident: Int
+    /// Its proportional share (`Pss` of `/proc/<pid>/smaps_rollup`): private pages, plus
+    /// each shared page (the Swift runtime, Foundation, libcrypto) divided by the processes
+    /// sharing it, in bytes; `nil` where the kernel does not say.
+    public var proportional: Int?
 
-    public init(resident: Int, peakResident: Int) {
+    public init(resident: Int, peakResident: Int, proportional: Int? = nil) {
         self.resident = resident
         self.peakResident = peakResident
+        self.proportional = proportional
     }
 
     /// The memory of a process by its id, or `nil` if it is gone.
@@ -20,6 +25,9 @@ public struct ProcessMemory: Sendable, Equatable {
             return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
         }
         guard let resident = kilobytes("VmRSS"), let peak = kilobytes("VmHWM") else { return nil }
-        return ProcessMemory(resident: resident * 1024, peakResident: peak * 1024)
+        let rollup = (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? ""
+        let proportional = rollup.split(separator: "\n").first { $0.hasPrefix("Pss:") }
+            .flatMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) } }
+        return ProcessMemory(resident: resident * 1024, peakResident: peak * 1024, proportional: proportional.map { $0 * 1024 })
     }
 }

@@ -83,12 +83,15 @@ public final class RequestMetrics: Sendable {
         MetricsSystem.bootstrap(factory)
     }
 
-    /// Sets `process_resident_memory_bytes` and `process_peak_resident_memory_bytes`
-    /// (`VmRSS`, `VmHWM` of `/proc/self/status`) to this moment's figures.
+    /// Sets `process_resident_memory_bytes`, `process_peak_resident_memory_bytes` and
+    /// `process_proportional_memory_bytes` (`VmRSS`, `VmHWM`, `Pss`) to this moment's figures.
     public static func recordMemory() {
         guard let memory = ProcessMemory.of(pid: getpid()) else { return }
         prometheus.makeGauge(name: "process_resident_memory_bytes").set(to: Double(memory.resident))
         prometheus.makeGauge(name: "process_peak_resident_memory_bytes").set(to: Double(memory.peakResident))
+        if let proportional = memory.proportional {
+            prometheus.makeGauge(name: "process_proportional_memory_bytes").set(to: Double(proportional))
+        }
     }
 
     /// Counts one answered request. `outcome` is `ok` or the error's code; `op` is the
