@@ -218,10 +218,10 @@ struct Population: Sendable {
     /// A solved `auth.challenge`, as an app computes it.
     static func solvedChallenge(_ auth: ServiceClient) async throws -> JSONValue {
         let reply = try await auth.call("auth.challenge", timeout: .seconds(10), attempts: 1)
-        guard let nonce = reply.data?["nonce"]?.stringValue, let difficulty = reply.data?["difficulty"]?.integerValue else {
+        guard let answer = ProofOfWork.answer(toChallenge: reply.data) else {
             throw LoadError("auth.challenge failed: \(reply.error?.message ?? "no nonce")")
         }
-        return ["nonce": .string(nonce), "counter": .integer(Int64(ProofOfWork.solve(nonce: nonce, difficulty: Int(difficulty))))]
+        return answer
     }
 
     /// Ends the admin's session (its password was never shown: the account cannot be used again).

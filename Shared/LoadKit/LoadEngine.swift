@@ -98,11 +98,13 @@ public enum LoadEngine {
         var operations: [String: OperationStatistics] = [:]
         var total = OperationStatistics()
         var second = OperationStatistics()
-        var outstanding: [UInt64: Outstanding] = [:]
+        /// The request in flight on each slot (a slot carries one at a time), with its tag:
+        /// the slot in the high 32 bits, a sequence number in the low ones.
+        var bySlot: [(tag: UInt64, entry: Outstanding)?] = []
+        var inFlight = 0
         var nextTag: UInt64 = 1
         var sent = 0
         var exhausted = false
-        var notSent = 0
         var firstMeasured: UInt64?
         var lastMeasured: UInt64 = 0
 
@@ -129,11 +131,13 @@ public enum LoadEngine {
             var drainUntil: UInt64?
 
             switch shape.loop {
-            case .closed(let inFlight):
-                for slot in 0..<min(inFlight, transport.capacity) { issue(slot: slot, user: slot % shape.users, from: ProcessFigures.now(), end: end) }
+            case .closed(let slots):
+                bySlot = Array(repeating: nil, count: min(slots, transport.capacity))
+                for slot in bySlot.indices { issue(slot: slot, user: slot % shape.users, from: ProcessFigures.now()) }
             case .open(let rate):
                 interval = UInt64(max(1, 1e9 / max(rate, 0.001)))
-                freeSlots = Array((0..<min(shape.maxInFlight, transport.capacity)).reversed())
+                bySlot = Array(repeating: nil, count: min(shape.maxInFlight, transport.capacity))
+                freeSlots = Array(bySlot.indices.reversed())
             }
 
             while true {
@@ -150,7 +154,7 @@ public enum LoadEngine {
                     while dueCursor < dueQueue.count, let slot = freeSlots.popLast() {
                         let due = dueQueue[dueCursor]
                         dueCursor += 1
-                        if !issue(slot: slot, user: openSequence % shape.users, from: due, end: UInt64.max) { freeSlots.append(slot); break }
+                        if !issue(slot: slot, user: openSequence % shape.users, from: due) { freeSlots.append(slot); break }
                         openSequence += 1
                     }
                     if dueCursor > 4_096 {
@@ -161,7 +165,7 @@ public enum LoadEngine {
                 // Once sending stops, replies still due are awaited up to the request timeout.
                 if !running {
                     if drainUntil == nil { drainUntil = now + timeout }
-                    if outstanding.isEmpty || now >= drainUntil! { break }
+                    if inFlight == 0 || now >= drainUntil! { break }
                 }
 
                 var wait = 50
@@ -170,11 +174,15 @@ public enum LoadEngine {
                 }
                 let transport = self.transport
                 try transport.receive(timeoutMs: wait) { tag, reply in
-                    guard let entry = outstanding.removeValue(forKey: tag) else { return }
+                    let slot = Int(tag >> 32)
+                    guard slot < bySlot.count, let held = bySlot[slot], held.tag == tag else { return }
+                    bySlot[slot] = nil
+                    inFlight -= 1
+                    let entry = held.entry
                     let at = ProcessFigures.now()
                     complete(entry, reply: reply, at: at, measureFrom: measureFrom)
                     if case .closed = shape.loop, at < end, !exhausted {
-                        issue(slot: entry.slot, user: entry.slot % shape.users, from: at, end: end)
+                        issue(slot: entry.slot, user: entry.slot % shape.users, from: at)
                     } else if case .open = shape.loop {
                         freeSlots.append(entry.slot)
                     }
@@ -183,12 +191,14 @@ public enum LoadEngine {
                 let after = ProcessFigures.now()
                 if after - lastTimeoutCheck > 100_000_000 {
                     lastTimeoutCheck = after
-                    for (tag, entry) in outstanding where after - entry.sentAt > timeout {
-                        outstanding[tag] = nil
+                    for slot in bySlot.indices {
+                        guard let (tag, entry) = bySlot[slot], after - entry.sentAt > timeout else { continue }
+                        bySlot[slot] = nil
+                        inFlight -= 1
                         transport.abandon(tag: tag)
                         complete(entry, reply: LoadReply(ok: false, code: "no_reply"), at: after, measureFrom: measureFrom)
                         if case .closed = shape.loop, after < end, !exhausted {
-                            issue(slot: entry.slot, user: entry.slot % shape.users, from: after, end: end)
+                            issue(slot: entry.slot, user: entry.slot % shape.users, from: after)
                         } else if case .open = shape.loop {
                             freeSlots.append(entry.slot)
                         }
@@ -197,13 +207,13 @@ public enum LoadEngine {
                 if after >= nextProgress {
                     progress(
                         LoadProgress(
-                            elapsedSeconds: Double(after - start) / 1e9, warmingUp: after < measureFrom, completed: total.count, inFlight: outstanding.count,
+                            elapsedSeconds: Double(after - start) / 1e9, warmingUp: after < measureFrom, completed: total.count, inFlight: inFlight,
                             ratePerSecond: Double(second.count), p99Ms: second.percentileMs(99), refused: total.refused, failed: total.failed))
                     second = OperationStatistics()
                     nextProgress += 1_000_000_000
                 }
             }
-            notSent = dueQueue.count - dueCursor
+            let notSent = dueQueue.count - dueCursor
             let measured = firstMeasured.map { Double(max(lastMeasured, $0) - $0) / 1e9 } ?? 0
             // Time-bounded runs are measured over the time asked for; count-bounded ones
             // from the first measured reply to the last.
@@ -213,7 +223,7 @@ public enum LoadEngine {
 
         /// Sends the next request of `user` on `slot`; false when there is none.
         @discardableResult
-        mutating func issue(slot: Int, user: Int, from: UInt64, end: UInt64) -> Bool {
+        mutating func issue(slot: Int, user: Int, from: UInt64) -> Bool {
             if let count = shape.count, sent >= count {
                 exhausted = true
                 return false
@@ -222,7 +232,7 @@ public enum LoadEngine {
                 exhausted = true
                 return false
             }
-            let tag = nextTag
+            let tag = UInt64(slot) << 32 | (nextTag & 0xFFFF_FFFF)
             nextTag += 1
             let now = ProcessFigures.now()
             do {
@@ -232,7 +242,8 @@ public enum LoadEngine {
                 return false
             }
             sent += 1
-            outstanding[tag] = Outstanding(request: request, from: from, sentAt: now, slot: slot)
+            bySlot[slot] = (tag, Outstanding(request: request, from: from, sentAt: now, slot: slot))
+            inFlight += 1
             return true
         }
 

@@ -15,6 +15,15 @@ public struct LoadRequest: Sendable {
     /// Whether the workload reads the reply's data (it is parsed only then).
     public var wantsReply: Bool
 
+    /// A whole envelope sent as it is (benchmarks that prepare theirs in advance).
+    public var preparedEnvelope: Data?
+
+    /// A request sent as `envelope`, counted under `op`.
+    public init(op: String, envelope: Data) {
+        self.init(op: op)
+        preparedEnvelope = envelope
+    }
+
     public init(op: String, token: String? = nil, idem: String? = nil, data: Data = Data("{}".utf8), user: Int = 0, kind: Int = 0, wantsReply: Bool = false) {
         self.op = op
         self.token = token
@@ -27,6 +36,7 @@ public struct LoadRequest: Sendable {
 
     /// The contract's envelope around it (`id` "l": replies are matched by routing frame).
     public var envelope: Data {
+        if let preparedEnvelope { return preparedEnvelope }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(data.count + op.utf8.count + (token?.utf8.count ?? 0) + 64)
         bytes.append(contentsOf: #"{"id":"l","op":"#.utf8)
@@ -82,5 +92,21 @@ public final class RepeatedWorkload: LoadWorkload, @unchecked Sendable {
     private let request: LoadRequest
     public init(_ request: LoadRequest) { self.request = request }
     public func next(user: Int) -> LoadRequest? { request }
+    public func completed(_ request: LoadRequest, reply: LoadReply) {}
+}
+
+/// Whole envelopes, the n-th from `bodies(n)` (0, 1, ...) until it returns `nil`.
+public final class EnvelopeWorkload: LoadWorkload, @unchecked Sendable {
+    private let bodies: @Sendable (Int) -> Data?
+    private var number = 0
+
+    public init(_ bodies: @escaping @Sendable (Int) -> Data?) { self.bodies = bodies }
+
+    public func next(user: Int) -> LoadRequest? {
+        guard let body = bodies(number) else { return nil }
+        number += 1
+        return LoadRequest(op: "request", envelope: body)
+    }
+
     public func completed(_ request: LoadRequest, reply: LoadReply) {}
 }

@@ -8,10 +8,10 @@ public enum AuthFixtures {
     public static func solvedChallenge(_ client: some OperationCalling) async throws -> JSONValue {
         let reply = try await client.call(
             "auth.challenge", data: [:], token: nil, idem: nil, idempotent: false, timeout: .seconds(5), attempts: 1)
-        guard case .string(let nonce)? = reply.data?["nonce"], case .integer(let difficulty)? = reply.data?["difficulty"] else {
+        guard let answer = ProofOfWork.answer(toChallenge: reply.data) else {
             throw TestStackError("auth.challenge failed: \(reply.error?.message ?? "no nonce")")
         }
-        return ["nonce": .string(nonce), "counter": .integer(Int64(ProofOfWork.solve(nonce: nonce, difficulty: Int(difficulty))))]
+        return answer
     }
 
     /// Registers an account by email and returns auth's reply (tokens on success).

@@ -105,80 +105,29 @@ struct LoadResult: Sendable {
     var completed = 0
 }
 
-/// Keeps `inFlight` requests outstanding on one DEALER (its own thread) and records
-/// each round trip in an HDR histogram.
-///
-/// The driver is lean on purpose (bodies prepared in advance, no JSON work per reply but a
-/// byte search): it shares the machine's two cores with what it measures.
+/// Keeps `inFlight` requests outstanding through the load driver (`LoadKit`'s
+/// ``LoadEngine`` on one DEALER, its own thread) and reads the total from its HDR
+/// histogram. The requests are whole envelopes prepared in advance: the driver shares the
+/// machine's two cores with what it measures.
 enum LoadGenerator {
     static func run(endpoint: String, body: Data, expected: Data?, inFlight: Int, warmup: Double, seconds: Double) async throws -> LoadResult {
         try await run(endpoint: endpoint, bodies: { _ in body }, expected: expected, inFlight: inFlight, warmup: warmup, seconds: seconds)
     }
 
-    /// Sends `bodies(n)` as the n-th request (0, 1, ...) until it returns `nil` or the time is up.
+    /// Sends `bodies(n)` as the n-th request (0, 1, ...) until it returns `nil` or the time
+    /// is up. `expected` `nil`: the peer echoes (any reply counts); otherwise a reply counts
+    /// as an error unless it is a success.
     static func run(
         endpoint: String, bodies: @escaping @Sendable (Int) -> Data?, expected: Data?, inFlight: Int, warmup: Double, seconds: Double
     ) async throws -> LoadResult {
-        try await withCheckedThrowingContinuation { continuation in
-            _ = SocketThread(name: "load") {
-                continuation.resume(with: Result {
-                    try measure(endpoint: endpoint, bodies: bodies, expected: expected, inFlight: inFlight, warmup: warmup, seconds: seconds)
-                })
-            }
-        }
-    }
-
-    private static func measure(
-        endpoint: String, bodies: (Int) -> Data?, expected: Data?, inFlight: Int, warmup: Double, seconds: Double
-    ) throws -> LoadResult {
-        let socket = try ZMQSocket(type: .dealer, options: .with { $0.sendHighWaterMark = 100_000; $0.receiveHighWaterMark = 100_000 })
-        defer { socket.close() }
-        try socket.connect(endpoint)
-        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000, numberOfSignificantValueDigits: .three)
-        var sentAt = [UInt64](repeating: 0, count: inFlight)
-        var tags: [Data] = (0..<inFlight).map { index in var value = UInt32(index); return withUnsafeBytes(of: &value) { Data($0) } }
-        let start = ProcessFigures.now()
-        let measureFrom = start + UInt64(warmup * 1e9)
-        var end = measureFrom + UInt64(seconds * 1e9)
-        var sent = 0, outstanding = 0
-        func sendNext(_ index: Int) throws {
-            guard let body = bodies(sent) else { return }
-            sent += 1
-            outstanding += 1
-            sentAt[index] = ProcessFigures.now()
-            try socket.send(multipart: [tags[index], Data(), body])
-        }
-        for index in 0..<inFlight { try sendNext(index) }
-        var completed = 0
-        var errors = 0
-        var poller = Poller()
-        poller.add(socket)
-        var measuredFrom = measureFrom
-        while outstanding > 0 {
-            _ = try poller.poll(timeoutMs: 1_000)
-            while let frames = try socket.receiveMultipart(dontWait: true) {
-                guard frames.count == 3, frames[0].count == 4 else { errors += 1; continue }
-                outstanding -= 1
-                let index = Int(frames[0].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
-                let now = ProcessFigures.now()
-                if now >= measureFrom && now < end {
-                    histogram.record((now - sentAt[index]) / 1_000)
-                    completed += 1
-                    if let expected, frames[2].range(of: expected) == nil { errors += 1 }
-                }
-                if now >= end { continue }
-                try sendNext(index)
-                // Out of bodies: the measured time ends with the last reply.
-                if outstanding == 0, now >= measureFrom { end = now }
-            }
-            if ProcessFigures.now() >= end + 2_000_000_000 { break }
-        }
-        if measuredFrom > end { measuredFrom = end }
-        tags.removeAll()
-        let measuredSeconds = max(1e-9, Double(end - measuredFrom) / 1e9)
+        let outcome = try await LoadEngine.run(
+            shape: LoadShape(loop: .closed(inFlight: inFlight), users: inFlight, seconds: seconds, count: nil, warmupSeconds: warmup),
+            workload: EnvelopeWorkload(bodies),
+            makeTransport: { try ZeroMQLoadTransport(link: Link(endpoint), echo: expected == nil) })
+        let total = outcome.total
         return LoadResult(
-            rate: Double(completed) / measuredSeconds, p50: Double(histogram.valueAtPercentile(50)),
-            p99: Double(histogram.valueAtPercentile(99)), errors: errors, completed: completed)
+            rate: Double(total.count) / outcome.measuredSeconds, p50: (total.percentileMs(50) ?? 0) * 1000,
+            p99: (total.percentileMs(99) ?? 0) * 1000, errors: total.count - total.ok, completed: total.count)
     }
 }
 

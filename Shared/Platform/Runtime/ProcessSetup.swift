@@ -51,9 +51,8 @@ public enum ProcessSetup {
         }
         if let folder = configuration.curveKeysDirectory, !configuration.curveOff {
             let secret = URL(fileURLWithPath: folder).appendingPathComponent("\(component).secret").path
-            if let mode = (try? FileManager.default.attributesOfItem(atPath: secret))?[.posixPermissions] as? Int, mode & 0o077 != 0,
-                (try? FileManager.default.attributesOfItem(atPath: secret))?[.ownerAccountID] as? Int == Int(getuid())
-            {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: secret)
+            if let mode = attributes?[.posixPermissions] as? Int, mode & 0o077 != 0, (attributes?[.ownerAccountID] as? NSNumber)?.intValue == Int(getuid()) {
                 // Secrets mounted by an orchestrator (docker secrets are 0444, owned by root) are its business.
                 logger.warning(
                     "the CURVE secret key file is readable by others: chmod 600 it", metadata: ["file": "\(secret)", "mode": "\(String(mode, radix: 8))"])

@@ -16,6 +16,13 @@ public enum ProofOfWork {
         return counter
     }
 
+    /// What an app sends back for an `auth.challenge` reply's data `{nonce, difficulty}`:
+    /// `{"nonce", "counter"}` with the counter found; `nil` when the data is no challenge.
+    public static func answer(toChallenge data: JSONValue?) -> JSONValue? {
+        guard let nonce = data?["nonce"]?.stringValue, let difficulty = data?["difficulty"]?.integerValue, (0...32).contains(difficulty) else { return nil }
+        return ["nonce": .string(nonce), "counter": .integer(Int64(solve(nonce: nonce, difficulty: Int(difficulty))))]
+    }
+
     /// The number of leading zero bits of a digest.
     public static func leadingZeroBits(_ bytes: [UInt8]) -> Int {
         var count = 0

@@ -91,13 +91,6 @@ public enum DatabaseBackup {
         return Written(file: file, bytes: bytes, pages: pages)
     }
 
-    /// Whether `file` is a sealed backup (it needs the backup secret key to restore).
-    public static func isSealed(_ file: URL) -> Bool {
-        guard let handle = try? FileHandle(forReadingFrom: file) else { return false }
-        defer { try? handle.close() }
-        return BackupSeal.isSealed(Array((try? handle.read(upToCount: 64)) ?? Data()))
-    }
-
     /// Puts `backup` in place of `database` while its service is stopped: opens it with
     /// `secretKey` if it is sealed, checks it, keeps the current file (and its WAL) beside it
     /// as `<name>.sqlite.replaced-<time>`, and renames the checked copy into place. Returns
