@@ -42,12 +42,15 @@ var targets: [Target] = [
         path: "Shared/Platform"),
     .target(
         name: "SharedTesting", dependencies: ["Platform", "ZeroMQ", "GatewayService", grdb, logging, lifecycle],
-        path: "Shared/SharedTesting"),
+        path: "Shared/SharedTesting", exclude: ["Fixtures"]),
 
     // Gateway, stack runner and operator CLI.
     .target(
         name: "GatewayService",
-        dependencies: ["Platform", "ZeroMQ", logging, lifecycle, .product(name: "Hummingbird", package: "hummingbird")],
+        dependencies: [
+            "Platform", "ZeroMQ", logging, lifecycle, .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "Metrics", package: "swift-metrics"),
+        ],
         path: "Services/Gateway/GatewayService"),
     .executableTarget(name: "gateway", dependencies: ["GatewayService", "Platform", lifecycle], path: "Services/Gateway/gateway"),
     .executableTarget(

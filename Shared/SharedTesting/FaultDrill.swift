@@ -8,7 +8,8 @@ import Synchronization
 /// killed with SIGKILL and started again. Writers retry with the same `idem` (or client
 /// id) until acknowledged, as apps do. Afterwards every acknowledged write must exist
 /// once, every event must have been applied once by its subscriber, every reminder due
-/// must have been published once, and nothing may be left stuck.
+/// must have been published once and pushed once to its owner's device (through a fake
+/// Gorush gateway speaking Gorush's HTTP API), and nothing may be left stuck.
 ///
 /// The CI test runs it reduced (`FaultDrillTests`); `bench faults` runs it in full.
 public struct FaultDrill: Sendable {
@@ -19,9 +20,14 @@ public struct FaultDrill: Sendable {
     /// How long a killed process stays down.
     public var downtime: Duration = .milliseconds(500)
     /// What is killed, in order (`gateway` carries the bus).
-    public var victims = ["auth", "savings", "reminders", "stats", "gateway"]
+    public var victims = ["auth", "savings", "booking", "goals", "reminders", "stats", "gateway"]
     /// Rounds over the victims.
     public var rounds = 1
+    /// Processes frozen (SIGSTOP, then SIGCONT) after each round: a hung subscriber whose
+    /// bus queue fills while the others go on.
+    public var frozen = ["stats"]
+    /// How long a frozen process stays stopped.
+    public var freeze: Duration = .seconds(3)
 
     public init() {}
 
@@ -29,15 +35,19 @@ public struct FaultDrill: Sendable {
     public struct Findings: Sendable, CustomStringConvertible {
         public var acknowledgedDeposits = 0
         public var acknowledgedReminders = 0
+        public var acknowledgedTopUps = 0
         public var retries = 0
         public var kills: [String] = []
+        public var frozen: [String] = []
         /// Each a broken promise (missing, duplicated, not applied, stuck); empty when all held.
         public var problems: [String] = []
         public var dueReminders = 0
+        /// Pushes the push gateway received.
+        public var pushes = 0
 
         public var description: String {
-            "\(kills.count) kills (\(kills.joined(separator: ", "))); \(acknowledgedDeposits) deposits and \(acknowledgedReminders) reminders acknowledged "
-                + "after \(retries) retries; \(dueReminders) reminders due; "
+            "\(kills.count) kills (\(kills.joined(separator: ", "))), \(frozen.count) freezes; \(acknowledgedDeposits) deposits, \(acknowledgedTopUps) top-ups and \(acknowledgedReminders) reminders acknowledged "
+                + "after \(retries) retries; \(dueReminders) reminders due, \(pushes) pushes; "
                 + (problems.isEmpty ? "nothing lost, duplicated or stuck" : "problems: " + problems.joined(separator: "; "))
         }
     }
@@ -45,6 +55,10 @@ public struct FaultDrill: Sendable {
     /// One writer's acknowledged work.
     private struct Ledger: Sendable {
         var deposits: [Int64] = []
+        /// Pass top-ups (five sessions each) acknowledged by booking.
+        var topUps = 0
+        /// Whether goals acknowledged the writer's goal.
+        var goal = false
         var reminders: [String] = []
         var retries = 0
         var refused = 0
@@ -58,15 +72,24 @@ public struct FaultDrill: Sendable {
 
     /// Runs the drill on a stack of its own and returns what it found.
     public func run(log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> Findings {
-        let services = ["auth", "savings", "reminders", "stats"]
-        return try await TestStack.with(
-            services: services, extraEnvironment: ["BACKEND_AUTH_SCRYPT_LOG_N": "10", "BACKEND_AUTH_POW_DIFFICULTY": "0"]
-        ) { stack in
-            try await drill(stack, services: services, log: log)
+        let services = ["auth", "savings", "booking", "goals", "reminders", "stats"]
+        let gorush = try await FakeGorush.start()
+        defer { gorush.stop() }
+        let environment = [
+            "BACKEND_AUTH_SCRYPT_LOG_N": "10", "BACKEND_AUTH_POW_DIFFICULTY": "0",
+            "BACKEND_REMINDERS_PUSH_TRANSPORT": "http", "BACKEND_REMINDERS_PUSH_URL": gorush.url, "BACKEND_REMINDERS_PUSH_BACKOFF_MS": "200",
+            // Every reminder of a writer falls due at once: a per-device pace would hold them back.
+            "BACKEND_REMINDERS_PUSH_RATE_LIMIT": "off",
+        ]
+        return try await TestStack.with(services: services, extraEnvironment: environment) { stack in
+            try await drill(stack, services: services, gorush: gorush, log: log)
         }
     }
 
-    private func drill(_ stack: TestStack, services: [String], log: @escaping @Sendable (String) -> Void) async throws -> Findings {
+    /// The push token of writer `index`'s phone.
+    private static func device(_ index: Int) -> String { "drill-device-token-\(100_000 + index)" }
+
+    private func drill(_ stack: TestStack, services: [String], gorush: FakeGorush, log: @escaping @Sendable (String) -> Void) async throws -> Findings {
         let auth = try stack.directClient("auth")
         let today = ZoneClock.utc.localDate(of: Date())
         var users: [(token: String, plan: String, id: String)] = []
@@ -81,6 +104,10 @@ public struct FaultDrill: Sendable {
             guard let planID = plan.data?["id"]?.stringValue, let user = try await stack.client.call("auth.profile.get", token: token).data?["id"]?.stringValue else {
                 throw TestStackError("drill set-up failed: \(plan.error?.message ?? "no plan")")
             }
+            let device = try await stack.client.call(
+                "reminders.devices.register", data: ["platform": "ios", "token": .string(Self.device(index)), "locale": "en-GB", "appId": "reminder"],
+                token: token)
+            guard device.ok else { throw TestStackError("drill set-up failed: \(device.error?.message ?? "no device")") }
             users.append((token, planID, user))
         }
         // Reminders are due at the first whole minute at least 10 s away (alerts are
@@ -113,6 +140,20 @@ public struct FaultDrill: Sendable {
                                 continue
                             }
                             ledgers.entries.withLock { $0[index].deposits.append(amount); $0[index].retries += retries }
+                            // A pass top-up now and then, and the writer's one goal (a second
+                            // open goal would be refused: a retry must find the first).
+                            if number % 8 == 2 || number == 3 {
+                                let (op, data): (String, JSONValue) =
+                                    number == 3
+                                    ? ("goals.create", ["type": "muscle_mass", "settings": ["equipment": "dumbbells"]])
+                                    : ("booking.pass.topup", ["package": "five"])
+                                let retried = await Self.untilAcknowledged(client) { (op, data, user.token, "drill-\(op)-\(index)-\(number)") }
+                                ledgers.entries.withLock {
+                                    guard let retried else { return $0[index].refused += 1 }
+                                    $0[index].retries += retried
+                                    if number == 3 { $0[index].goal = true } else { $0[index].topUps += 1 }
+                                }
+                            }
                             // Reminders only while their minute is ahead (one made later would not be due).
                             if number % 4 == 0, Date().timeIntervalSince1970 < firstDue - 5 {
                                 let due = Date(timeIntervalSince1970: firstDue)
@@ -150,6 +191,15 @@ public struct FaultDrill: Sendable {
                 try stack.start(victim)
                 try await stack.waitUntilHealthy(victim == "gateway" ? services : [victim], timeout: .seconds(30))
             }
+            for name in frozen {
+                guard let process = stack.process(name) else { continue }
+                try await Task.sleep(for: pause)
+                log("round \(round + 1): SIGSTOP \(name) for \(freeze)")
+                process.kill(signal: SIGSTOP)
+                try await Task.sleep(for: freeze)
+                process.kill(signal: SIGCONT)
+                findings.frozen.append(name)
+            }
         }
         try await Task.sleep(for: pause)
         stopping.raise()
@@ -171,6 +221,7 @@ public struct FaultDrill: Sendable {
         findings.retries = acknowledged.map(\.retries).reduce(0, +)
         findings.acknowledgedDeposits = acknowledged.map(\.deposits.count).reduce(0, +)
         findings.acknowledgedReminders = acknowledged.map(\.reminders.count).reduce(0, +)
+        findings.acknowledgedTopUps = acknowledged.map(\.topUps).reduce(0, +)
         for (index, user) in users.enumerated() {
             let ledger = acknowledged[index]
             if ledger.refused > 0 { findings.problems.append("writer \(index): \(ledger.refused) valid writes refused") }
@@ -190,6 +241,19 @@ public struct FaultDrill: Sendable {
             let stored = try Self.read(data, "reminders") { db in
                 try String.fetchSet(db, sql: "SELECT id FROM reminder WHERE user_id = ?", arguments: [user.id])
             }
+            let (sessions, topUpRows) = try Self.read(data, "booking") { db in
+                (
+                    try Int.fetchOne(db, sql: "SELECT sessions FROM pass WHERE user_id = ?", arguments: [user.id]) ?? 0,
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM ledger WHERE user_id = ? AND kind = 'topup'", arguments: [user.id]) ?? 0
+                )
+            }
+            if sessions != 5 * ledger.topUps || topUpRows != ledger.topUps {
+                findings.problems.append("writer \(index): \(ledger.topUps) top-ups acknowledged, \(topUpRows) stored, \(sessions) sessions")
+            }
+            let goals = try Self.read(data, "goals") { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM goal WHERE recipient_id = ?", arguments: [user.id]) ?? 0
+            }
+            if goals != (ledger.goal ? 1 : 0) { findings.problems.append("writer \(index): goal acknowledged \(ledger.goal), \(goals) stored") }
             let missing = Set(ledger.reminders).subtracting(stored)
             if !missing.isEmpty { findings.problems.append("writer \(index): acknowledged reminders missing: \(missing.sorted().prefix(5))") }
         }
@@ -205,6 +269,24 @@ public struct FaultDrill: Sendable {
         let published = Set(dueCounts.map(\.0))
         let unpublished = acknowledgedReminderIDs.subtracting(published)
         if !unpublished.isEmpty { findings.problems.append("\(unpublished.count) reminders due were not published, e.g. \(unpublished.sorted().prefix(3))") }
+        // Each reminder due is one push to its owner's phone, none twice (a resend after a
+        // crash would carry the same notification id) and none missing.
+        let expectedPushes = acknowledged.map(\.reminders.count).reduce(0, +)
+        _ = try await Poll.until(timeout: .seconds(30), interval: .milliseconds(200)) { gorush.delivered.count >= expectedPushes }
+        try await Task.sleep(for: .milliseconds(500))
+        let delivered = gorush.delivered
+        findings.pushes = delivered.count
+        for (index, ledger) in acknowledged.enumerated() {
+            let pushes = delivered.filter { $0["token"]?.stringValue == Self.device(index) }
+            let ids = Set(pushes.compactMap { $0["notificationId"]?.stringValue })
+            if ids.count != ledger.reminders.count {
+                findings.problems.append("writer \(index): \(ledger.reminders.count) reminders due, \(ids.count) different pushes")
+            }
+            if pushes.count != ids.count { findings.problems.append("writer \(index): \(pushes.count - ids.count) pushes sent twice") }
+        }
+        if delivered.contains(where: { push in !(0..<writers).contains { Self.device($0) == push["token"]?.stringValue } }) {
+            findings.problems.append("pushes to devices nobody registered")
+        }
         // Nothing stuck: no timer overdue, stats has applied every savings event.
         let overdue = try Self.read(data, "reminders") { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_timer WHERE due_ms < ?", arguments: [Int64(Date().timeIntervalSince1970 * 1000) - 5_000]) ?? 0

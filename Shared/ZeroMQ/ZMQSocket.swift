@@ -202,6 +202,13 @@ public final class ZMQSocket {
         }
     }
 
+    /// PUB and XPUB only: whether a message that would overflow a subscriber's queue is
+    /// dropped for it without a word (libzmq's default) or refused with `EAGAIN` when sent
+    /// with `dontWait` (`ZMQ_XPUB_NODROP`).
+    public func setDropsWhenFull(_ drops: Bool) throws(ZMQError) {
+        try setOption(ZMQ_XPUB_NODROP, drops ? 0 : 1)
+    }
+
     /// Sets how long unsent messages are kept after ``close()`` (`ZMQ_LINGER`).
     public func setLinger(milliseconds: Int32) throws(ZMQError) {
         try setOption(ZMQ_LINGER, milliseconds)

@@ -34,8 +34,8 @@ struct PushBench: AsyncParsableCommand {
         }
         let gorushPort = TestEnvironment.freePort()
         let log = directory.url.appendingPathComponent("delivered.jsonl")
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("RemindersTests/Fixtures/fake_gorush.py")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Shared/SharedTesting/Fixtures/fake_gorush.py")
         let gorush = try ChildProcess(
             executable: URL(fileURLWithPath: "/usr/bin/env"), arguments: ["python3", script.path, String(gorushPort), log.path], environment: [:],
             logFile: directory.url.appendingPathComponent("gorush.log"))

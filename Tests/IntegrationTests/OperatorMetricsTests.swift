@@ -40,6 +40,11 @@ struct OperatorMetricsTests {
             #expect(!text.contains("savings.nosuch"))
             #expect(samples.first { $0.name == "backend_service_up" && $0.labels["service"] == "auth" }?.value == 1)
             #expect(samples.first { $0.name == "backend_service_up" && $0.labels["service"] == "booking" }?.value == 0)
+            // Memory per process, the gateway's included: one series each, not the first one only.
+            for service in ["auth", "savings", "gateway"] {
+                let resident = samples.first { $0.name == "process_resident_memory_bytes" && $0.labels == ["service": service] }
+                #expect((resident?.value ?? 0) > 1_000_000, "\(service)")
+            }
             // One HELP and TYPE per family.
             #expect(text.components(separatedBy: "# TYPE backend_requests_total counter").count == 2)
 

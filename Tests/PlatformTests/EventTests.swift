@@ -204,3 +204,65 @@ struct EventTests {
         await world.stop()
     }
 }
+
+/// Full queues on the bus's way: waited out (the publisher) and reported, never silent.
+@Suite("Event bus back-pressure")
+struct EventBackPressureTests {
+    @Test("a bus that takes nothing makes the publisher stop and warn; once it reads again every event arrives, in order, none skipped")
+    func publisherWaitsOnFullBus() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "flood", durability: .normal) { _ in }
+        let total: Int64 = 40_000
+        let endpoint = TestEnvironment.freeEndpoint()
+        let reading = StopFlag()
+        let bound = StopFlag()
+        // A bus that subscribes to everything and reads nothing until `reading` is raised.
+        async let received = SocketThread.value(name: "stalled-bus") { () -> [Int64] in
+            let socket = try ZMQSocket(type: .xsub, options: .with { $0.receiveHighWaterMark = 100 })
+            defer { socket.close() }
+            try socket.bind(endpoint)
+            try socket.send(Data([1]))  // XSUB's subscription to every topic
+            bound.raise()
+            var poller = Poller()
+            poller.add(socket)
+            // Polling without reading lets libzmq attach the publisher's connection (and
+            // send it the subscription) while nothing is taken off the queue.
+            while !reading.isRaised {
+                _ = try poller.poll(timeoutMs: 10)
+                usleep(10_000)
+            }
+            var seqs: [Int64] = []
+            let deadline = ContinuousClock.now + .seconds(30)
+            while seqs.last != total, ContinuousClock.now < deadline {
+                _ = try poller.poll(timeoutMs: 100)
+                while let frames = try socket.receiveMultipart(dontWait: true) {
+                    if frames.count == 2, let event = try? Event(json: JSONParser.parse(frames[1])) { seqs.append(event.seq) }
+                }
+            }
+            return seqs
+        }
+        while !bound.isRaised { try await Task.sleep(for: .milliseconds(10)) }
+        let log = CapturedLog()
+        let publisher = EventPublisher(source: "flood", pool: pool, bus: Link(endpoint, curve: nil), logger: log.logger())
+        let running = Task { try await publisher.run() }
+        // Once the bus's subscription has reached the publisher (a PUB sends nothing to a
+        // peer before it subscribes), more events than the publisher's queue, the bus's
+        // and the kernel's buffers hold.
+        try await Task.sleep(for: .milliseconds(300))
+        try await pool.write { db in
+            for number in 1...total { try Outbox.append(db, type: "flood.item", data: ["n": .integer(number)] as JSONValue) }
+        }
+        let warned = try await Poll.until(timeout: .seconds(20)) { log.messages.contains { $0.contains("queue is full") } }
+        #expect(warned, "\(log.messages)")
+        // Stopped at the full queue: the position saved is short of the end.
+        let saved = try await pool.read { db in try String.fetchOne(db, sql: "SELECT value FROM platform_meta WHERE key = 'outbox.published'").flatMap(Int64.init) } ?? 0
+        #expect(saved < total)
+        reading.raise()
+        let seqs = try await received
+        publisher.stop()
+        _ = try? await running.value
+        #expect(seqs.count == total && seqs.first == 1 && seqs.last == total && zip(seqs, seqs.dropFirst()).allSatisfy { $0 + 1 == $1 },
+            "\(seqs.count) received, from \(seqs.first ?? 0) to \(seqs.last ?? 0)")
+    }
+}

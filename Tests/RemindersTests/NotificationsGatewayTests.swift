@@ -143,38 +143,6 @@ struct NotificationsGatewayTests {
         }
     }
 
-    /// A fake Gorush gateway on loopback, its log of delivered pushes.
-    struct FakeGorush {
-        let folder: TemporaryDirectory
-        let process: ChildProcess
-        let port: Int
-        var log: URL { folder.url.appendingPathComponent("delivered.jsonl") }
-        var url: String { "http://127.0.0.1:\(port)/api/push" }
-
-        static func start(delayMs: Int = 0) async throws -> FakeGorush {
-            let folder = try TemporaryDirectory(prefix: "gorush")
-            let port = TestEnvironment.freePort()
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/fake_gorush.py")
-            let process = try ChildProcess(
-                executable: URL(fileURLWithPath: "/usr/bin/env"),
-                arguments: ["python3", script.path, String(port), folder.url.appendingPathComponent("delivered.jsonl").path, "--delay-ms", String(delayMs)],
-                environment: [:], logFile: folder.url.appendingPathComponent("gorush.log"))
-            while !process.output.contains("ready") { try await Task.sleep(for: .milliseconds(20)) }
-            return FakeGorush(folder: folder, process: process, port: port)
-        }
-
-        /// Every push it delivered, in order.
-        var delivered: [JSONValue] {
-            guard let data = FileManager.default.contents(atPath: log.path) else { return [] }
-            return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { try? JSONParser.parse(Data($0.utf8)) }
-        }
-
-        func stop() {
-            process.kill(signal: SIGKILL)
-            folder.remove()
-        }
-    }
-
     @Test("the http transport delivers to a Gorush gateway; a token it refuses is disabled and listed in the dead letters")
     func gorushTransport() async throws {
         let gorush = try await FakeGorush.start()

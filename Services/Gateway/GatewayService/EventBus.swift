@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import Platform
 import ServiceLifecycle
 import ZeroMQ
@@ -9,11 +10,25 @@ import ZeroMQ
 ///
 /// The bus keeps nothing: events live in each source's outbox, and subscribers that
 /// miss a message ask the source with `events.replay`.
+///
+/// A slow or stopped subscriber costs the gateway at most ``highWaterMark`` messages.
+/// When its queue fills, libzmq skips it (it misses messages) until it has read part of
+/// its queue again; each time that happens is counted in
+/// `backend_bus_queue_full_total{service="gateway",side="bus"}` and reported in a warning
+/// at most every ``fullReportInterval`` (with the count since the last one). The
+/// subscriber catches up from the sources when it reads again.
 public final class EventBus: Service, Sendable {
     /// The largest frame the bus accepts (`ZMQ_MAXMSGSIZE`): events are a few KB, and
     /// libzmq allocates a frame's announced size as soon as its header arrives, so this
     /// is also what each connection may cost before it has proven a key.
     public static let maxMessageBytes: Int64 = 256 << 10
+    /// Messages queued per subscriber (`ZMQ_SNDHWM` of the XPUB) and from all publishers
+    /// (`ZMQ_RCVHWM` of the XSUB). Bus messages only tell subscribers how far a source
+    /// has come, so a dropped one delays an event by at most a subscriber's catch-up
+    /// interval; ten thousand of a few hundred bytes is a few MB per subscriber.
+    public static let highWaterMark: Int32 = 10_000
+    /// The least time between two warnings about full subscriber queues.
+    public static let fullReportInterval: Duration = .seconds(10)
 
     private let inEndpoint: String
     private let outEndpoint: String
@@ -55,16 +70,25 @@ public final class EventBus: Service, Sendable {
             // gateway hold gigabytes (the bus sockets admit only deployment keys, and this
             // bounds even those).
             let publishers = try ZMQSocket(
-                type: .xsub, options: .with { [curve] in $0.receiveHighWaterMark = 100_000; $0.curve = curve; $0.maxMessageSize = Self.maxMessageBytes })
+                type: .xsub, options: .with { [curve] in $0.receiveHighWaterMark = Self.highWaterMark; $0.curve = curve; $0.maxMessageSize = Self.maxMessageBytes })
             let subscribers = try ZMQSocket(
-                type: .xpub, options: .with { [curve] in $0.sendHighWaterMark = 100_000; $0.curve = curve; $0.maxMessageSize = Self.maxMessageBytes })
+                type: .xpub, options: .with { [curve] in $0.sendHighWaterMark = Self.highWaterMark; $0.curve = curve; $0.maxMessageSize = Self.maxMessageBytes })
             let control = try ZMQSocket(type: .pair)
             try control.bind(controlEndpoint)
             try publishers.bind(inEndpoint)
             try subscribers.bind(outEndpoint)
             logger.info("event bus up", metadata: ["in": "\(inEndpoint)", "out": "\(outEndpoint)"])
             ready.fire()
-            try runSteerableProxy(frontend: publishers, backend: subscribers, control: control)
+            let full = Counter(label: "backend_bus_queue_full_total", dimensions: [("service", "gateway"), ("side", "bus")])
+            var report = FullQueueReport(interval: Self.fullReportInterval)
+            try runBusProxy(publishers: publishers, subscribers: subscribers, control: control) {
+                full.increment()
+                if let dropped = report.record() {
+                    logger.warning(
+                        "a subscriber's bus queue is full: messages to it are dropped until it reads again (it catches up from the sources)",
+                        metadata: ["dropped": "\(dropped)", "highWaterMark": "\(Self.highWaterMark)"])
+                }
+            }
             logger.info("event bus stopped")
         } catch {
             logger.critical("event bus failed", metadata: ["error": "\(error)"])

@@ -7,7 +7,8 @@ import ServiceLifecycle
 /// The operators' Prometheus endpoint (`BACKEND_METRICS_BIND`; README, "Metrics"): on each
 /// `GET /metrics` the gateway asks every service for its figures
 /// (`<service>.metrics.prometheus`, an internal operation, over the gateway's own CURVE
-/// links) and answers them merged into one exposition, with `backend_service_up` saying
+/// links) and answers them merged into one exposition with the gateway's own figures (the
+/// event bus's `backend_bus_queue_full_total`, its memory), `backend_service_up` saying
 /// which services answered. Services are asked at the same time, each for at most two
 /// seconds, so a service that is down costs a scrape two seconds, not a failure. Scrapes
 /// at the same time share one round of questions, and an answer serves for a second
@@ -61,7 +62,9 @@ public struct MetricsEndpoint: Service {
             "# HELP backend_service_up Whether the service answered the gateway's scrape (1) or not (0).\n"
             + "# TYPE backend_service_up gauge\n"
             + answers.keys.sorted().map { "backend_service_up{service=\"\($0)\"} \(answers[$0]! == nil ? 0 : 1)\n" }.joined()
-        return PrometheusText.merge([up] + answers.keys.sorted().compactMap { answers[$0] ?? nil })
+        RequestMetrics.recordMemory(service: "gateway")
+        let own = RequestMetrics.prometheus.emitToString()
+        return PrometheusText.merge([up, own] + answers.keys.sorted().compactMap { answers[$0] ?? nil })
     }
 }
 

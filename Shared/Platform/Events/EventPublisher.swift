@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import Metrics
 import ServiceLifecycle
 import Synchronization
 import ZeroMQ
@@ -12,13 +13,25 @@ import ZeroMQ
 /// Publishing is at least once (a restart resends from the last saved position) and
 /// pub/sub may drop messages; subscribers drop duplicates by `seq` and fill gaps with
 /// `events.replay`, so no event is lost either way.
+///
+/// When the bus does not take messages (the gateway stopped or overwhelmed: its queue
+/// of ``highWaterMark`` messages is full), the publisher does not queue more in memory
+/// and does not skip anything: it stops, counts the stop in
+/// `backend_bus_queue_full_total{service,side="publisher"}`, warns at most every ten
+/// seconds, and resends from the first unsent event after ``fullBackoff``. The events
+/// wait in the outbox, on disk.
 public final class EventPublisher: Service, Sendable {
+    /// Messages queued for the bus in this process (`ZMQ_SNDHWM`).
+    public static let highWaterMark: Int32 = 10_000
+    /// How long the publisher waits after finding the bus's queue full.
+    public static let fullBackoff: Duration = .milliseconds(100)
     private let source: String
     private let pool: DatabasePool
     private let bus: Link
     private let logger: Logger
     private let wakeUps = Mailbox<Bool>()
     private let stopping = Atomic<Bool>(false)
+    private let fullCounter: Counter
 
     /// Creates a publisher for `source`'s outbox, connecting to the bus's XSUB.
     public init(source: String, pool: DatabasePool, bus: Link, logger: Logger) {
@@ -26,6 +39,7 @@ public final class EventPublisher: Service, Sendable {
         self.pool = pool
         self.bus = bus
         self.logger = logger
+        fullCounter = Counter(label: "backend_bus_queue_full_total", dimensions: [("service", source), ("side", "publisher")])
     }
 
     public func run() async throws {
@@ -49,7 +63,9 @@ public final class EventPublisher: Service, Sendable {
     private func publishLoop() {
         let socket: ZMQSocket
         do {
-            socket = try ZMQSocket(type: .pub, options: .with { [bus] in $0.sendHighWaterMark = 100_000; $0.lingerMs = 500; $0.curve = bus.curve })
+            socket = try ZMQSocket(type: .pub, options: .with { [bus] in $0.sendHighWaterMark = Self.highWaterMark; $0.lingerMs = 500; $0.curve = bus.curve })
+            // A full queue answers EAGAIN instead of dropping the message unnoticed.
+            try socket.setDropsWhenFull(false)
             try socket.connect(bus.endpoint)
         } catch {
             logger.critical("cannot connect the event publisher", metadata: ["endpoint": "\(bus.endpoint)", "error": "\(error)"])
@@ -59,12 +75,23 @@ public final class EventPublisher: Service, Sendable {
         var published = (try? pool.read { db in try PlatformMeta.get(db, "outbox.published").flatMap(Int64.init) }) ?? 0
         var savedPosition = published
         var lastSave = ContinuousClock.now
+        var full = FullQueueReport()
         var poller = Poller()
         poller.add(fileDescriptor: wakeUps.fileDescriptor)
         while true {
             let stop = stopping.load(ordering: .relaxed)
             _ = wakeUps.drain()
-            published = publishPending(after: published, on: socket)
+            let (reached, wasFull) = publishPending(after: published, on: socket)
+            published = reached
+            if wasFull {
+                fullCounter.increment()
+                if let unreported = full.record() {
+                    logger.warning(
+                        "the event bus's queue is full: publishing waits (events stay in the outbox)",
+                        metadata: ["times": "\(unreported)", "position": "\(published)"])
+                }
+                if !stop { Thread.sleep(forTimeInterval: Self.fullBackoff.milliseconds / 1_000) }
+            }
             // The position only saves work after a restart, so it is written at most once
             // a second rather than in every request's transaction.
             if published != savedPosition && (stop || ContinuousClock.now - lastSave > .seconds(1)) {
@@ -82,7 +109,9 @@ public final class EventPublisher: Service, Sendable {
         }
     }
 
-    private func publishPending(after position: Int64, on socket: ZMQSocket) -> Int64 {
+    /// Sends what the outbox holds after `position`; returns how far it got, and whether
+    /// it stopped at a full queue.
+    private func publishPending(after position: Int64, on socket: ZMQSocket) -> (position: Int64, full: Bool) {
         var position = position
         while true {
             let after = position
@@ -91,18 +120,36 @@ public final class EventPublisher: Service, Sendable {
                 batch = try pool.read { db in try Outbox.encodedEvents(db, source: source, after: after, limit: 500) }
             } catch {
                 logger.error("cannot read the outbox", metadata: ["error": "\(error)"])
-                return position
+                return (position, false)
             }
             for event in batch {
                 do {
-                    try socket.send(multipart: [Data(event.type.utf8), event.bytes])
+                    guard try socket.send(multipart: [Data(event.type.utf8), event.bytes], dontWait: true) else { return (position, true) }
                 } catch {
                     logger.warning("cannot publish an event", metadata: ["seq": "\(event.seq)", "error": "\(error)"])
-                    return position
+                    return (position, false)
                 }
                 position = event.seq
             }
-            if batch.count < 500 { return position }
+            if batch.count < 500 { return (position, false) }
         }
+    }
+}
+
+/// Counts times a queue was found full and says when to warn about them: at most once
+/// per ``interval``, with the count since the last warning.
+public struct FullQueueReport: Sendable {
+    public var interval: Duration
+    private var unreported = 0
+    private var lastReport: ContinuousClock.Instant?
+
+    public init(interval: Duration = .seconds(10)) { self.interval = interval }
+
+    /// Records one more; returns the count to report now, or `nil` to stay quiet.
+    public mutating func record(now: ContinuousClock.Instant = .now) -> Int? {
+        unreported += 1
+        if let last = lastReport, now - last < interval { return nil }
+        defer { unreported = 0; lastReport = now }
+        return unreported
     }
 }

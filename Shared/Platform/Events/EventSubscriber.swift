@@ -43,8 +43,10 @@ public final class EventSubscriber: Service, Sendable {
     private let catchUpInterval: Duration
     private let stopping = Atomic<Bool>(false)
     private let cursors = Mutex<[String: Int64]>([:])
-    /// Sources with a periodic tick not handled yet: a slow source gets one, not a pile.
-    private let pendingTicks = Mutex<Set<String>>([])
+    /// What the bus has said of each source since its applier last looked: the highest
+    /// `seq` announced and whether a periodic check is due. A few bytes per source however
+    /// far the appliers fall behind: messages are folded into it, never queued.
+    private let announced = Mutex<[String: (seq: Int64, tick: Bool)]>([:])
     /// `backend_event_lag_seconds{service,source}`: from an event's commit at its source
     /// to the commit of its effects here.
     private let lagTimers: [String: CoreMetrics.Timer]
@@ -88,12 +90,13 @@ public final class EventSubscriber: Service, Sendable {
         cursors.withLock { cursors in
             for source in subscriptions.keys { cursors[source] = stored[source] ?? 0 }
         }
-        // One stream per source, each drained by its own task: a source that is down (its
-        // replay waits for a timeout) delays only its own events.
-        var streams: [String: AsyncStream<Event?>] = [:]
-        var continuations: [String: AsyncStream<Event?>.Continuation] = [:]
+        // One applier per source, each woken through its own stream: a source that is
+        // down (its replay waits for a timeout) delays only its own events. A stream holds
+        // at most one wake-up; what woke it is in `announced`.
+        var streams: [String: AsyncStream<Void>] = [:]
+        var continuations: [String: AsyncStream<Void>.Continuation] = [:]
         for source in subscriptions.keys {
-            let (stream, continuation) = AsyncStream.makeStream(of: Event?.self, bufferingPolicy: .bufferingNewest(100_000))
+            let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
             streams[source] = stream
             continuations[source] = continuation
         }
@@ -107,14 +110,11 @@ public final class EventSubscriber: Service, Sendable {
                 for (source, stream) in sourceStreams {
                     group.addTask { [self] in
                         await catchUp(source)
-                        // `nil` is the receive loop's periodic tick: check the source for missed events.
-                        for await next in stream {
-                            if let event = next {
-                                await handle(event)
-                            } else {
-                                pendingTicks.withLock { _ = $0.remove(source) }
-                                await catchUp(source)
-                            }
+                        for await _ in stream {
+                            let news = announced.withLock { $0.removeValue(forKey: source) }
+                            let cursor = cursors.withLock { $0[source] ?? 0 }
+                            // A periodic tick checks the source for events whose message was lost.
+                            if let news, news.tick || news.seq > cursor { await catchUp(source) }
                         }
                     }
                 }
@@ -127,11 +127,13 @@ public final class EventSubscriber: Service, Sendable {
         for client in replayClients.values { await client.close() }
     }
 
-    private func receiveLoop(into continuations: [String: AsyncStream<Event?>.Continuation]) {
+    private func receiveLoop(into continuations: [String: AsyncStream<Void>.Continuation]) {
         defer { for continuation in continuations.values { continuation.finish() } }
         let socket: ZMQSocket
         do {
-            socket = try ZMQSocket(type: .sub, options: .with { [bus] in $0.receiveHighWaterMark = 100_000; $0.curve = bus.curve })
+            // Messages only announce how far a source has come: a short queue loses nothing
+            // (the bus counts what it drops when this one is full; a tick catches up).
+            socket = try ZMQSocket(type: .sub, options: .with { [bus] in $0.receiveHighWaterMark = 10_000; $0.curve = bus.curve })
             for source in subscriptions.keys { try socket.subscribe("\(source).") }
             try socket.connect(bus.endpoint)
         } catch {
@@ -153,20 +155,21 @@ public final class EventSubscriber: Service, Sendable {
                     logger.warning("dropped a malformed event message")
                     continue
                 }
-                continuations[event.source]?.yield(event)
+                guard let continuation = continuations[event.source] else { continue }
+                announced.withLock { announced in
+                    let known = announced[event.source] ?? (seq: 0, tick: false)
+                    announced[event.source] = (max(known.seq, event.seq), known.tick)
+                }
+                continuation.yield()
             }
             if ContinuousClock.now - lastTick >= catchUpInterval {
-                for (source, continuation) in continuations where pendingTicks.withLock({ $0.insert(source).inserted }) {
-                    continuation.yield(nil)
+                for (source, continuation) in continuations {
+                    announced.withLock { announced in announced[source] = (announced[source]?.seq ?? 0, true) }
+                    continuation.yield()
                 }
                 lastTick = .now
             }
         }
-    }
-
-    private func handle(_ event: Event) async {
-        guard let cursor = cursors.withLock({ $0[event.source] }), event.seq > cursor else { return }
-        await catchUp(event.source)
     }
 
     /// Fetches and applies everything after the cursor of `source`.

@@ -114,7 +114,7 @@ enum BuiltinOperations {
             auth: .internal,
             response: .object(["text": .string()], required: ["text"])
         ) { (_, _: Empty) -> JSONValue in
-            RequestMetrics.recordMemory()
+            RequestMetrics.recordMemory(service: service)
             return ["text": .string(RequestMetrics.prometheus.emitToString())]
         }
     }

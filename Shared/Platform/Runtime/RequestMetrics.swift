@@ -84,13 +84,16 @@ public final class RequestMetrics: Sendable {
     }
 
     /// Sets `process_resident_memory_bytes`, `process_peak_resident_memory_bytes` and
-    /// `process_proportional_memory_bytes` (`VmRSS`, `VmHWM`, `Pss`) to this moment's figures.
-    public static func recordMemory() {
+    /// `process_proportional_memory_bytes` (`VmRSS`, `VmHWM`, `Pss`) to this moment's figures,
+    /// labelled with the process's `service` (so the gateway's merged `/metrics` keeps one
+    /// series per process).
+    public static func recordMemory(service: String) {
         guard let memory = ProcessMemory.of(pid: getpid()) else { return }
-        prometheus.makeGauge(name: "process_resident_memory_bytes").set(to: Double(memory.resident))
-        prometheus.makeGauge(name: "process_peak_resident_memory_bytes").set(to: Double(memory.peakResident))
+        let labels = [("service", service)]
+        prometheus.makeGauge(name: "process_resident_memory_bytes", labels: labels).set(to: Double(memory.resident))
+        prometheus.makeGauge(name: "process_peak_resident_memory_bytes", labels: labels).set(to: Double(memory.peakResident))
         if let proportional = memory.proportional {
-            prometheus.makeGauge(name: "process_proportional_memory_bytes").set(to: Double(proportional))
+            prometheus.makeGauge(name: "process_proportional_memory_bytes", labels: labels).set(to: Double(proportional))
         }
     }
 
