@@ -220,6 +220,15 @@ struct Events: AsyncParsableCommand {
     var limit: Int64 = 100
     @OptionGroup var options: CommonOptions
 
+    func validate() throws {
+        // The bus disconnects a subscriber whose subscription is longer than
+        // BusRules.maxSubscriptionBytes; event types are far shorter.
+        if follow && prefix.utf8.count > 256 {
+            throw ValidationError("a prefix is at most 256 bytes (event types are <service>.<type>)")
+        }
+        guard limit > 0 && limit <= 1_000 else { throw ValidationError("--limit is 1 to 1000") }
+    }
+
     func run() async throws {
         let configuration = try options.configuration
         if follow {

@@ -78,6 +78,36 @@ struct DatabaseBackupTests {
     }
 }
 
+/// Event seqs across a restore: subscribers have applied what the replaced database
+/// published, so a restored source must not give the same seqs to new events.
+@Suite("Restore and event seqs")
+struct RestoreSequenceTests {
+    @Test("after a restore, new events continue after the highest seq the replaced database gave out, not after the backup's")
+    func seqsNeverGoBack() async throws {
+        let directory = try TemporaryDirectory(prefix: "restore-seq")
+        defer { directory.remove() }
+        let data = directory.url.appendingPathComponent("data")
+        let database = data.appendingPathComponent("flood.sqlite")
+        func append(_ count: Int) throws -> [Int64] {
+            let pool = try ServiceDatabase.open(directory: data, name: "flood", durability: .normal) { _ in }
+            defer { try? pool.close() }
+            return try pool.write { db in try (0..<count).map { _ in try Outbox.append(db, type: "flood.item", data: ["x": 1] as JSONValue) } }
+        }
+        #expect(try append(5) == [1, 2, 3, 4, 5])
+        let backup = directory.url.appendingPathComponent("flood-backup.sqlite")
+        _ = try DatabaseBackup.backup(database, to: backup)
+        #expect(try append(5) == [6, 7, 8, 9, 10])
+        _ = try DatabaseBackup.restore(backup, into: database)
+        // Events 6–10 went with the replaced file; the next is 11, never a second 6. The
+        // backup's last seq is on record for subscribers.
+        #expect(try append(2) == [11, 12])
+        let restoredAt = try await DatabaseQueue(path: database.path).read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM platform_meta WHERE key = 'outbox.restored_at'")
+        }
+        #expect(restoredAt == "5")
+    }
+}
+
 /// Keys whose writes were acknowledged, from several writers, and when they stop.
 private final class AcknowledgedKeys: Sendable {
     private let keys = Mutex<[String]>([])

@@ -120,6 +120,32 @@ struct EventTests {
         await world.stop()
     }
 
+    @Test("a source behind the subscriber's cursor (restored from an old backup) is noticed: its next events are applied, not taken for old ones")
+    func sourceBehindCursor() async throws {
+        let world = try await World()
+        let source = try await InProcessService(TestService.definition(), configuration: world.configuration)
+        for value in 1...3 { _ = try await source.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
+        var sink = try await InProcessService(TestService.sink(source: "test"), configuration: world.configuration)
+        #expect(try await waitUntil([1, 2, 3], in: sink) == [1, 2, 3])
+        await sink.stop()
+        // The sink had applied up to 100 of a source history that is gone: the source was
+        // restored from a backup whose last seq was 3 (its replaced file lost, so its seqs
+        // went back), and two events were written since, before the sink looked.
+        let database = try DatabaseQueue(path: world.configuration.dataDirectoryURL.appendingPathComponent("sink.sqlite").path)
+        try await database.write { db in try db.execute(sql: "UPDATE platform_event_cursor SET seq = 100 WHERE source = 'test'") }
+        try await database.close()
+        try await source.runtime.pool.write { db in
+            try db.execute(sql: "INSERT INTO platform_meta (key, value) VALUES ('outbox.restored_at', '3')")
+        }
+        for value in 4...5 { _ = try await source.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
+        sink = try await InProcessService(TestService.sink(source: "test"), configuration: world.configuration, catchUpInterval: .milliseconds(200))
+        _ = try await source.call("test.put", data: ["key": "k", "value": 6])
+        #expect(try await waitUntil(Array(1...6), in: sink) == Array(1...6))
+        await sink.stop()
+        await source.stop()
+        await world.stop()
+    }
+
     @Test("a page of replayed events is applied in one transaction; an event that fails holds up only itself and those after it, once each when it passes", .serialized)
     func failingEventInAPage() async throws {
         let world = try await World()

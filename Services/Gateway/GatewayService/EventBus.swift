@@ -11,9 +11,13 @@ import ZeroMQ
 /// The bus keeps nothing: events live in each source's outbox, and subscribers that
 /// miss a message ask the source with `events.replay`.
 ///
+/// Each service's key publishes only its own source's events, as two frames (topic,
+/// event); other messages are refused, counted in
+/// `backend_bus_refused_total{service="gateway",reason}` and logged (``runBusProxy``).
+///
 /// A slow or stopped subscriber costs the gateway at most ``highWaterMark`` messages.
 /// When its queue fills, libzmq skips it (it misses messages) until it has read part of
-/// its queue again; each time that happens is counted in
+/// its queue again; each time that happens (for one or several subscribers) is counted in
 /// `backend_bus_queue_full_total{service="gateway",side="bus"}` and reported in a warning
 /// at most every ``fullReportInterval`` (with the count since the last one). The
 /// subscriber catches up from the sources when it reads again.
@@ -33,17 +37,21 @@ public final class EventBus: Service, Sendable {
     private let inEndpoint: String
     private let outEndpoint: String
     private let curve: CurveRole?
+    private let rules: BusRules
     private let logger: Logger
     private let controlEndpoint = "inproc://bus-control-\(UUID().uuidString)"
     private let ready = AsyncSignal()
     private let failed = StopFlag()
 
     /// Creates a bus binding `inEndpoint` (XSUB) and `outEndpoint` (XPUB); `curve` is the
-    /// server role of both (``Links/serverRole()``), `nil` for plaintext.
-    public init(inEndpoint: String, outEndpoint: String, curve: CurveRole? = nil, logger: Logger) {
+    /// server role of both (``Links/serverRole()``), `nil` for plaintext; `publicKeys`
+    /// (each component's CURVE public key, by name) make each service's key publish only
+    /// its own events (`nil`: any publisher any topic, for plaintext).
+    public init(inEndpoint: String, outEndpoint: String, curve: CurveRole? = nil, publicKeys: [String: String]? = nil, logger: Logger) {
         self.inEndpoint = inEndpoint
         self.outEndpoint = outEndpoint
         self.curve = curve
+        rules = BusRules(sources: publicKeys.map { keys in Dictionary(keys.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first }) })
         self.logger = logger
     }
 
@@ -71,8 +79,9 @@ public final class EventBus: Service, Sendable {
             // bounds even those).
             let publishers = try ZMQSocket(
                 type: .xsub, options: .with { [curve] in $0.receiveHighWaterMark = Self.highWaterMark; $0.curve = curve; $0.maxMessageSize = Self.maxMessageBytes })
+            // Subscribers send only subscriptions, a few bytes each.
             let subscribers = try ZMQSocket(
-                type: .xpub, options: .with { [curve] in $0.sendHighWaterMark = Self.highWaterMark; $0.curve = curve; $0.maxMessageSize = Self.maxMessageBytes })
+                type: .xpub, options: .with { [curve] in $0.sendHighWaterMark = Self.highWaterMark; $0.curve = curve; $0.maxMessageSize = BusRules.maxSubscriptionBytes })
             let control = try ZMQSocket(type: .pair)
             try control.bind(controlEndpoint)
             try publishers.bind(inEndpoint)
@@ -80,15 +89,28 @@ public final class EventBus: Service, Sendable {
             logger.info("event bus up", metadata: ["in": "\(inEndpoint)", "out": "\(outEndpoint)"])
             ready.fire()
             let full = Counter(label: "backend_bus_queue_full_total", dimensions: [("service", "gateway"), ("side", "bus")])
-            var report = FullQueueReport(interval: Self.fullReportInterval)
-            try runBusProxy(publishers: publishers, subscribers: subscribers, control: control) {
-                full.increment()
-                if let dropped = report.record() {
-                    logger.warning(
-                        "a subscriber's bus queue is full: messages to it are dropped until it reads again (it catches up from the sources)",
-                        metadata: ["dropped": "\(dropped)", "highWaterMark": "\(Self.highWaterMark)"])
-                }
-            }
+            var fullReport = ReportThrottle(interval: Self.fullReportInterval)
+            let refusedShape = Counter(label: "backend_bus_refused_total", dimensions: [("service", "gateway"), ("reason", BusRefusal.shape.rawValue)])
+            let refusedSource = Counter(label: "backend_bus_refused_total", dimensions: [("service", "gateway"), ("reason", BusRefusal.source.rawValue)])
+            var refusedReport = ReportThrottle(interval: Self.fullReportInterval)
+            try runBusProxy(
+                publishers: publishers, subscribers: subscribers, control: control, rules: rules,
+                onFull: {
+                    full.increment()
+                    if let times = fullReport.record() {
+                        logger.warning(
+                            "a subscriber's bus queue is full: messages to it are dropped until it reads again (it catches up from the sources)",
+                            metadata: ["times": "\(times)", "highWaterMark": "\(Self.highWaterMark)"])
+                    }
+                },
+                onRefused: { reason in
+                    (reason == .shape ? refusedShape : refusedSource).increment()
+                    if let times = refusedReport.record() {
+                        logger.warning(
+                            "the bus refused a publisher's message (not two frames, or another source's topic)",
+                            metadata: ["times": "\(times)", "reason": "\(reason.rawValue)"])
+                    }
+                })
             logger.info("event bus stopped")
         } catch {
             logger.critical("event bus failed", metadata: ["error": "\(error)"])

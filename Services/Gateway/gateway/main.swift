@@ -9,7 +9,8 @@ let logger = ProcessSetup.start(label: "gateway", configuration: configuration)
 let links = ProcessSetup.links(configuration, as: "gateway", logger: logger)
 do {
     let bus = EventBus(
-        inEndpoint: configuration.busInEndpoint, outEndpoint: configuration.busOutEndpoint, curve: try links.serverRole(), logger: logger)
+        inEndpoint: configuration.busInEndpoint, outEndpoint: configuration.busOutEndpoint, curve: try links.serverRole(),
+        publicKeys: links.keyring?.publicKeys, logger: logger)
     let gateway = Gateway(configuration: configuration, links: links, logger: logger)
     var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: bus), .init(service: gateway)]
     if let bind = configuration.metricsBind {

@@ -131,6 +131,9 @@ public enum Outbox {
     }
 
     /// The highest `seq` written so far (0 when none).
+    /// The `platform_meta` key of the last seq of the backup a database was restored from.
+    static let restoredAtKey = "outbox.restored_at"
+
     public static func lastSeq(_ db: Database) throws -> Int64 {
         try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM platform_event") ?? 0
     }

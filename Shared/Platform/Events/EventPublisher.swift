@@ -75,7 +75,7 @@ public final class EventPublisher: Service, Sendable {
         var published = (try? pool.read { db in try PlatformMeta.get(db, "outbox.published").flatMap(Int64.init) }) ?? 0
         var savedPosition = published
         var lastSave = ContinuousClock.now
-        var full = FullQueueReport()
+        var full = ReportThrottle()
         var poller = Poller()
         poller.add(fileDescriptor: wakeUps.fileDescriptor)
         while true {
@@ -136,9 +136,9 @@ public final class EventPublisher: Service, Sendable {
     }
 }
 
-/// Counts times a queue was found full and says when to warn about them: at most once
-/// per ``interval``, with the count since the last warning.
-public struct FullQueueReport: Sendable {
+/// Counts occurrences of something worth a warning (a full queue, a refused message) and
+/// says when to warn: at most once per ``interval``, with the count since the last one.
+public struct ReportThrottle: Sendable {
     public var interval: Duration
     private var unreported = 0
     private var lastReport: ContinuousClock.Instant?

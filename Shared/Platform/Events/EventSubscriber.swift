@@ -143,16 +143,17 @@ public final class EventSubscriber: Service, Sendable {
         defer { socket.close() }
         var poller = Poller()
         poller.add(socket)
+        var malformed = ReportThrottle()
         var lastTick = ContinuousClock.now
         while !stopping.load(ordering: .relaxed) {
             _ = try? poller.poll(timeoutMs: 100)
             // At most a thousand messages between looks at the clock: a source publishing
             // a backlog must not hold up the periodic catch-up.
             var received = 0
-            while received < 1_000, let frames = try? socket.receiveMultipart(dontWait: true) {
+            while received < 1_000, let frames = try? socket.receiveMultipart(dontWait: true, maxFrames: 3) {
                 received += 1
                 guard frames.count == 2, let value = try? JSONParser.parse(frames[1]), let event = try? Event(json: value) else {
-                    logger.warning("dropped a malformed event message")
+                    if let times = malformed.record() { logger.warning("dropped malformed event messages", metadata: ["times": "\(times)"]) }
                     continue
                 }
                 guard let continuation = continuations[event.source] else { continue }
@@ -190,6 +191,25 @@ public final class EventSubscriber: Service, Sendable {
                 logger.warning("replay failed", metadata: ["source": "\(source)", "error": "\(reply.error?.message ?? "malformed")"])
                 return
             }
+            let last = reply.data?["last"]?.integerValue ?? 0
+            if last < after {
+                // The source is behind what we applied: its database was restored from a
+                // backup (or recreated) without its seqs moved past ours (restores move
+                // them; this is when the replaced file was gone). Its events after the
+                // backup's last are new, whatever their seqs: continue from there.
+                let restoredAt = reply.data?["restoredAt"]?.integerValue
+                let from = min(last, restoredAt ?? last)
+                logger.error(
+                    "an event source is behind this subscriber's cursor (restored from a backup?): going on from the backup's last event",
+                    metadata: ["source": "\(source)", "cursor": "\(after)", "last": "\(last)", "restoredAt": "\(restoredAt.map(String.init) ?? "-")"])
+                do {
+                    try await rewind(source, to: from)
+                } catch {
+                    logger.error("cannot move the cursor back", metadata: ["source": "\(source)", "error": "\(error)"])
+                    return
+                }
+                continue
+            }
             let events = items.compactMap { try? Event(json: $0) }.filter { $0.seq > (cursors.withLock { $0[source] ?? 0 }) }
             // A page in one transaction (one commit, one fsync, for up to 500 events); if
             // one of them fails, one by one, so only the failing event waits.
@@ -205,9 +225,16 @@ public final class EventSubscriber: Service, Sendable {
                     }
                 }
             }
-            let last = reply.data?["last"]?.integerValue ?? 0
             if events.isEmpty || (cursors.withLock { $0[source] ?? 0 }) >= last { return }
         }
+    }
+
+    /// Sets the cursor of `source` to `seq`, below where it was.
+    private func rewind(_ source: String, to seq: Int64) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE platform_event_cursor SET seq = ? WHERE source = ? AND seq > ?", arguments: [seq, source, seq])
+        }
+        cursors.withLock { $0[source] = seq }
     }
 
     /// Applies events in order (those right after the stored cursor) and moves the cursor

@@ -11,6 +11,8 @@ enum BuiltinOperations {
     struct ReplayResult: Codable, Sendable {
         var events: [Event]
         var last: Int64
+        /// The last seq of the backup this database was restored from, if it was.
+        var restoredAt: Int64?
     }
 
     static let healthSchema = JSONSchema.object(
@@ -128,12 +130,16 @@ enum BuiltinOperations {
                 ["after": .integer(minimum: 0), "limit": .integer(minimum: 1, maximum: 1_000).described("default 100")],
                 required: ["after"]),
             response: .object(
-                ["events": .array(of: eventSchema, maxItems: 1_000), "last": .integer(minimum: 0)],
+                [
+                    "events": .array(of: eventSchema, maxItems: 1_000), "last": .integer(minimum: 0),
+                    "restoredAt": .integer(minimum: 0).described(
+                        "when the database was restored from a backup: the backup's last seq (events after it are new)"),
+                ],
                 required: ["events", "last"])
         ) { (_, request: ReplayRequest, db: Database) in
             ReplayResult(
                 events: try Outbox.events(db, source: service, after: request.after, limit: request.limit ?? 100),
-                last: try Outbox.lastSeq(db))
+                last: try Outbox.lastSeq(db), restoredAt: try PlatformMeta.get(db, Outbox.restoredAtKey).flatMap(Int64.init))
         }
     }
 

@@ -149,6 +149,24 @@ public enum DatabaseBackup {
             try? FileManager.default.removeItem(at: incoming)
             throw error is Failure ? error : Failure("\(backup.path) is not a SQLite database")
         }
+        // Event seqs never go back: the database being replaced may have given out seqs
+        // past the backup's last, which subscribers have applied; new events continue
+        // after them instead of reusing them (a reused seq would be taken for one already
+        // applied). The events after the backup are lost with the rest of its writes.
+        // The backup's last seq is recorded too (`events.replay` answers it as
+        // `restoredAt`): when the replaced file is gone and seqs do go back, subscribers
+        // ahead of it know which events are new.
+        let given = try? eventSeqsGivenOut(database)
+        let queue = try DatabaseQueue(path: incoming.path)
+        try queue.write { db in
+            guard try db.tableExists("platform_event") else { return }
+            try PlatformMeta.set(db, Outbox.restoredAtKey, String(try Outbox.lastSeq(db)))
+            let restored = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'platform_event'") ?? 0
+            guard let given, given > restored else { return }
+            try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = 'platform_event'")
+            try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('platform_event', ?)", arguments: [given])
+        }
+        try queue.close()
         try fsync(incoming)
         var kept: URL?
         let stamp = Instant.format(now).replacingOccurrences(of: ":", with: "-")
@@ -163,6 +181,19 @@ public enum DatabaseBackup {
         try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: database.path)
         try fsync(folder)
         return kept
+    }
+
+    /// The highest event seq `database` has given out (`nil` when it does not exist or
+    /// has no outbox).
+    static func eventSeqsGivenOut(_ database: URL) throws -> Int64? {
+        guard FileManager.default.fileExists(atPath: database.path) else { return nil }
+        let queue = try DatabaseQueue(path: database.path)
+        defer { try? queue.close() }
+        return try queue.read { db in
+            guard try db.tableExists("platform_event") else { return nil }
+            let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'platform_event'") ?? 0
+            return max(sequence, try Outbox.lastSeq(db))
+        }
     }
 
     /// The whole of a regular file, read through one descriptor (a pipe, a device or a
