@@ -13,10 +13,13 @@ struct OperatorMetricsTests {
         let stack = try TestStack()
         do {
             let metricsBind = "127.0.0.1:\(TestEnvironment.freePort())"
-            try stack.start("auth")
+            try stack.start("auth", environment: ["BACKEND_AUTH_POW_DIFFICULTY": "4", "BACKEND_AUTH_SCRYPT_LOG_N": "10"])
             try stack.start("savings")
+            try stack.start("stats")
             try stack.start("gateway", environment: ["BACKEND_METRICS_BIND": metricsBind])
-            try await stack.waitUntilHealthy(["auth", "savings"])
+            try await stack.waitUntilHealthy(["auth", "savings", "stats"])
+            // A sign-up: auth's event, applied by stats (event lag and delivery figures).
+            _ = try await AuthFixtures.signUp(stack.client, email: "metrics@metrics.example")
 
             for _ in 0..<12 { #expect(try await stack.client.call("auth.challenge").ok) }
             let unknown = try await stack.client.call("savings.nosuch", idempotent: true)
@@ -33,13 +36,24 @@ struct OperatorMetricsTests {
             let challenges = samples.first {
                 $0.name == "backend_requests_total" && $0.labels == ["service": "auth", "op": "auth.challenge", "outcome": "ok"]
             }
-            #expect(challenges?.value == 12, "\(text.prefix(3_000))")
-            #expect(samples.contains { $0.name == "backend_request_duration_seconds_count" && $0.labels["op"] == "auth.challenge" && $0.value == 12 })
+            // Twelve, and the sign-up's own.
+            #expect(challenges?.value == 13, "\(text.prefix(3_000))")
+            #expect(samples.contains { $0.name == "backend_request_duration_seconds_count" && $0.labels["op"] == "auth.challenge" && $0.value == 13 })
             // A made-up operation is one label, not a new series per name a client invents.
             #expect(samples.contains { $0.name == "backend_requests_total" && $0.labels["op"] == "(unknown)" && $0.labels["outcome"] == "unknown_op" })
             #expect(!text.contains("savings.nosuch"))
             #expect(samples.first { $0.name == "backend_service_up" && $0.labels["service"] == "auth" }?.value == 1)
             #expect(samples.first { $0.name == "backend_service_up" && $0.labels["service"] == "booking" }?.value == 0)
+            // Events applied by stats: their lag from the event's time and their delivery
+            // from the bus announcement, as histograms per subscriber and source.
+            let applied = try await Poll.until(timeout: .seconds(10)) {
+                let text = String(decoding: try await HTTPTestClient.send("GET", "http://\(metricsBind)/metrics").body, as: UTF8.self)
+                let samples = PrometheusText.samples(text)
+                return ["backend_event_lag_seconds_count", "backend_event_delivery_seconds_count"].allSatisfy { name in
+                    samples.contains { $0.name == name && $0.labels == ["service": "stats", "source": "auth"] && $0.value >= 1 }
+                }
+            }
+            #expect(applied)
             // Memory per process, the gateway's included: one series each, not the first one only.
             for service in ["auth", "savings", "gateway"] {
                 let resident = samples.first { $0.name == "process_resident_memory_bytes" && $0.labels == ["service": service] }

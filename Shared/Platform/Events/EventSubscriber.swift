@@ -50,6 +50,13 @@ public final class EventSubscriber: Service, Sendable {
     /// `backend_event_lag_seconds{service,source}`: from an event's commit at its source
     /// to the commit of its effects here.
     private let lagTimers: [String: CoreMetrics.Timer]
+    /// `backend_event_delivery_seconds{service,source}`: from the bus message announcing
+    /// an event (just after its source committed it) to the commit of its effects here.
+    private let deliveryTimers: [String: CoreMetrics.Timer]
+    /// When each announced, not yet applied event was first heard of, oldest first, per
+    /// source; at most ``heardCapacity`` (the oldest go: they are measured by the lag only).
+    private let heard = Mutex<[String: [(seq: Int64, at: ContinuousClock.Instant)]]>([:])
+    private static let heardCapacity = 20_000
 
     /// Creates a subscriber.
     /// - Parameters:
@@ -74,6 +81,10 @@ public final class EventSubscriber: Service, Sendable {
         lagTimers = Dictionary(
             uniqueKeysWithValues: self.subscriptions.keys.map { source in
                 (source, CoreMetrics.Timer(label: "backend_event_lag_seconds", dimensions: [("service", serviceName), ("source", source)]))
+            })
+        deliveryTimers = Dictionary(
+            uniqueKeysWithValues: self.subscriptions.keys.map { source in
+                (source, CoreMetrics.Timer(label: "backend_event_delivery_seconds", dimensions: [("service", serviceName), ("source", source)]))
             })
     }
 
@@ -160,6 +171,13 @@ public final class EventSubscriber: Service, Sendable {
                 announced.withLock { announced in
                     let known = announced[event.source] ?? (seq: 0, tick: false)
                     announced[event.source] = (max(known.seq, event.seq), known.tick)
+                }
+                heard.withLock { heard in
+                    var list = heard[event.source] ?? []
+                    guard event.seq > (list.last?.seq ?? 0) else { return }
+                    if list.count >= Self.heardCapacity { list.removeFirst(list.count / 2) }
+                    list.append((event.seq, .now))
+                    heard[event.source] = list
                 }
                 continuation.yield()
             }
@@ -263,6 +281,16 @@ public final class EventSubscriber: Service, Sendable {
                 guard let at = Instant.parse(event.at) else { continue }
                 timer.recordMicroseconds(max(0, Int64(now.timeIntervalSince(at) * 1e6)))
             }
+        }
+        let delivered = heard.withLock { heard -> [ContinuousClock.Instant] in
+            guard let list = heard[source], let first = list.first, first.seq <= reached else { return [] }
+            let done = list.prefix { $0.seq <= reached }
+            heard[source] = Array(list.dropFirst(done.count))
+            return done.map(\.at)
+        }
+        if let timer = deliveryTimers[source] {
+            let now = ContinuousClock.now
+            for at in delivered { timer.recordMicroseconds((now - at).wholeMicroseconds) }
         }
     }
 }
