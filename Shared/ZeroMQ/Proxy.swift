@@ -47,18 +47,34 @@ public struct BusRules: Sendable {
 ///   ones miss it. libzmq then leaves the full subscriber out until it has read part of
 ///   its queue, so `onFull` is called once each time one or more queues fill. Memory
 ///   stays bounded by the high-water marks whatever the subscribers do.
+///
+/// `onSubscriberLeft` is called when a subscriber's connection ends: it left, or libzmq
+/// dropped it after missed heartbeats (a stopped process), discarding its queue (libzmq's
+/// monitor does not say which).
 public func runBusProxy(
     publishers: ZMQSocket, subscribers: ZMQSocket, control: ZMQSocket, rules: BusRules,
-    onFull: () -> Void, onRefused: (BusRefusal) -> Void
+    onFull: () -> Void, onRefused: (BusRefusal) -> Void, onSubscriberLeft: () -> Void = {}
 ) throws(ZMQError) {
     // ZMQ_XPUB_NODROP: a send that would overflow a matching subscriber's queue fails
     // with EAGAIN (with ZMQ_DONTWAIT) instead of skipping that subscriber unnoticed.
     try subscribers.setDropsWhenFull(false)
     try publishers.send(Data([1]))  // the XSUB's subscription to every topic
+    // The XPUB's disconnections, through libzmq's socket monitor (a PAIR on inproc).
+    let monitorEndpoint = "inproc://bus-monitor-\(UUID().uuidString)"
+    guard zmq_socket_monitor(subscribers.handle, monitorEndpoint, ZMQ_EVENT_DISCONNECTED) == 0 else {
+        throw ZMQError.last("zmq_socket_monitor")
+    }
+    let monitor = try ZMQSocket(type: .pair)
+    defer {
+        _ = zmq_socket_monitor(subscribers.handle, nil, 0)
+        monitor.close()
+    }
+    try monitor.connect(monitorEndpoint)
     var poller = Poller()
     let fromPublishers = poller.add(publishers)
     let fromSubscribers = poller.add(subscribers)
     let commands = poller.add(control)
+    let monitored = poller.add(monitor)
     var topic = zmq_msg_t(), event = zmq_msg_t(), extra = zmq_msg_t()
     zmq_msg_init(&topic)
     zmq_msg_init(&event)
@@ -151,6 +167,14 @@ public func runBusProxy(
                 return
             }
             // At most a thousand messages each way per turn: neither direction starves the other.
+            if poller.isReadable(monitored) {
+                while let event = try monitor.receiveMultipart(dontWait: true, maxFrames: 2) {
+                    // First frame: the event (16 bits, host order) and a 32-bit value.
+                    if let first = event.first, first.count >= 2, first.withUnsafeBytes({ $0.loadUnaligned(as: UInt16.self) }) == UInt16(ZMQ_EVENT_DISCONNECTED) {
+                        onSubscriberLeft()
+                    }
+                }
+            }
             if poller.isReadable(fromSubscribers) { try discardSubscriptions(limit: 1_000) }
             if poller.isReadable(fromPublishers) { try forwardEvents(limit: 1_000) }
         } catch {

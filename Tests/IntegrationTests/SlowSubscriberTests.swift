@@ -193,6 +193,11 @@ struct SlowSubscriberTests {
             #expect((refused.first { $0.labels["reason"] == "source" }?.value ?? 0) >= 1, "\(refused)")
             #expect((refused.first { $0.labels["reason"] == "shape" }?.value ?? 0) >= 1, "\(refused)")
             #expect(gateway.output.contains("the bus refused a publisher's message"))
+            // Subscribers that left (the greedy one, dropped for its subscription, and the
+            // others at the end) are counted and reported.
+            let left = try await Self.samples("backend_bus_subscribers_left_total", at: metrics)
+            #expect((left.first?.value ?? 0) >= 1, "\(left)")
+            #expect(gateway.output.contains("subscribers left the bus"))
         }
     }
 }

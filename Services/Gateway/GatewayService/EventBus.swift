@@ -93,6 +93,8 @@ public final class EventBus: Service, Sendable {
             let refusedShape = Counter(label: "backend_bus_refused_total", dimensions: [("service", "gateway"), ("reason", BusRefusal.shape.rawValue)])
             let refusedSource = Counter(label: "backend_bus_refused_total", dimensions: [("service", "gateway"), ("reason", BusRefusal.source.rawValue)])
             var refusedReport = ReportThrottle(interval: Self.fullReportInterval)
+            let left = Counter(label: "backend_bus_subscribers_left_total", dimensions: [("service", "gateway")])
+            var leftReport = ReportThrottle(interval: Self.fullReportInterval)
             try runBusProxy(
                 publishers: publishers, subscribers: subscribers, control: control, rules: rules,
                 onFull: {
@@ -109,6 +111,14 @@ public final class EventBus: Service, Sendable {
                         logger.warning(
                             "the bus refused a publisher's message (not two frames, or another source's topic)",
                             metadata: ["times": "\(times)", "reason": "\(reason.rawValue)"])
+                    }
+                },
+                onSubscriberLeft: {
+                    left.increment()
+                    if let times = leftReport.record() {
+                        logger.notice(
+                            "subscribers left the bus (ended, or dropped after 6 s without heartbeats: their queues are discarded; they catch up from the sources)",
+                            metadata: ["times": "\(times)"])
                     }
                 })
             logger.info("event bus stopped")
