@@ -23,9 +23,10 @@ public struct BusRules: Sendable {
     /// The longest frame a subscriber may send (`ZMQ_MAXMSGSIZE` of the XPUB), so the
     /// longest subscription: our topics are `<source>.<type>`; libzmq removes a long one
     /// recursively, one stack frame per byte, and 13 KB overflowed the thread's stack
-    /// (5–11 KB did not). The limit also holds during the CURVE handshake, whose largest
-    /// command (INITIATE, a few hundred bytes) must fit.
-    public static let maxSubscriptionBytes: Int64 = 1_024
+    /// (5–11 KB did not), and each byte of a distinct subscription costs the XPUB's trie
+    /// about 30 bytes. The limit also holds during the CURVE handshake, whose largest
+    /// command (INITIATE, about 300 bytes) must fit.
+    public static let maxSubscriptionBytes: Int64 = 512
 }
 
 /// Runs the event bus between `publishers` (XSUB) and `subscribers` (XPUB) until a

@@ -10,7 +10,7 @@ import ZeroMQ
 /// are counted and logged, and the subscribers that keep reading miss nothing.
 @Suite("Slow subscriber", .serialized)
 struct SlowSubscriberTests {
-    /// Messages through the bus: six times its queue per subscriber.
+    /// Messages through the bus: thirty times its queue per subscriber.
     static let flood = 60_000
     /// A kilobyte each, so a queue that grew with them would show in the gateway's memory.
     static let payload = Data(repeating: UInt8(ascii: "x"), count: 1_024)
@@ -89,14 +89,14 @@ struct SlowSubscriberTests {
                     while try slow.receiveMultipart(dontWait: true) != nil {}
                     return slow
                 }
-                // Every 2,000 messages the publisher lets the fast subscriber catch up, so
-                // only the stalled one's queue fills.
+                // Every 500 messages (the bus queues 2,000 per subscriber) the publisher
+                // lets the fast subscriber catch up, so only the stalled one's queue fills.
                 var sent = 0
                 func flood(_ count: Int) throws {
                     for _ in 0..<count {
                         try publisher.send(multipart: [Data("operator.flood".utf8), Self.payload])
                         sent += 1
-                        if sent % 2_000 == 0 {
+                        if sent % 500 == 0 {
                             let deadline = ContinuousClock.now + .seconds(20)
                             while fastReceived.load(ordering: .relaxed) < sent, ContinuousClock.now < deadline { usleep(1_000) }
                         }
@@ -120,7 +120,7 @@ struct SlowSubscriberTests {
             await fast.join()
             #expect(fastReceived.load(ordering: .relaxed) == total, "the subscriber that kept reading missed messages")
 
-            // Bounded: the queue is 10,000 messages (about 11 MB of these), not all 60 MB.
+            // Bounded: the queue is 2,000 messages (about 2 MB of these), not all 60 MB.
             let before = try #require(memoryBefore.withLock { $0 })
             let after = try #require(memoryAfter.withLock { $0 })
             #expect(after - before < 32 << 20, "the gateway grew by \((after - before) >> 20) MiB")

@@ -98,6 +98,10 @@ struct RestoreSequenceTests {
         _ = try DatabaseBackup.backup(database, to: backup)
         #expect(try append(5) == [6, 7, 8, 9, 10])
         _ = try DatabaseBackup.restore(backup, into: database)
+        // What events.replay answers as `last` is the highest seq given out, 10, not the
+        // backup's 5: subscribers at 10 are not behind.
+        let last = try await DatabaseQueue(path: database.path).read { db in try Outbox.lastSeq(db) }
+        #expect(last == 10)
         // Events 6–10 went with the replaced file; the next is 11, never a second 6. The
         // backup's last seq is on record for subscribers.
         #expect(try append(2) == [11, 12])

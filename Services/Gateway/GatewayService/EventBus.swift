@@ -25,12 +25,13 @@ public final class EventBus: Service, Sendable {
     /// The largest frame the bus accepts (`ZMQ_MAXMSGSIZE`): events are a few KB, and
     /// libzmq allocates a frame's announced size as soon as its header arrives, so this
     /// is also what each connection may cost before it has proven a key.
-    public static let maxMessageBytes: Int64 = 256 << 10
+    public static let maxMessageBytes: Int64 = 64 << 10
     /// Messages queued per subscriber (`ZMQ_SNDHWM` of the XPUB) and from all publishers
     /// (`ZMQ_RCVHWM` of the XSUB). Bus messages only tell subscribers how far a source
     /// has come, so a dropped one delays an event by at most a subscriber's catch-up
-    /// interval; ten thousand of a few hundred bytes is a few MB per subscriber.
-    public static let highWaterMark: Int32 = 10_000
+    /// interval. Publishers send at most 16 KiB of event (``EventPublisher``), so a
+    /// stalled subscriber holds at most 32 MB, a few hundred KB in practice.
+    public static let highWaterMark: Int32 = 2_000
     /// The least time between two warnings about full subscriber queues.
     public static let fullReportInterval: Duration = .seconds(10)
 
@@ -73,7 +74,7 @@ public final class EventBus: Service, Sendable {
 
     private func proxy() {
         do {
-            // Frames above 256 KiB (events are a few KB) make libzmq drop the connection
+            // Frames above 64 KiB (events are a few KB, at most 16 KiB on the bus) make libzmq drop the connection
             // before it buffers them: a peer announcing a huge frame cannot make the
             // gateway hold gigabytes (the bus sockets admit only deployment keys, and this
             // bounds even those).
@@ -92,7 +93,8 @@ public final class EventBus: Service, Sendable {
             var fullReport = ReportThrottle(interval: Self.fullReportInterval)
             let refusedShape = Counter(label: "backend_bus_refused_total", dimensions: [("service", "gateway"), ("reason", BusRefusal.shape.rawValue)])
             let refusedSource = Counter(label: "backend_bus_refused_total", dimensions: [("service", "gateway"), ("reason", BusRefusal.source.rawValue)])
-            var refusedReport = ReportThrottle(interval: Self.fullReportInterval)
+            var refusedShapeReport = ReportThrottle(interval: Self.fullReportInterval)
+            var refusedSourceReport = ReportThrottle(interval: Self.fullReportInterval)
             let left = Counter(label: "backend_bus_subscribers_left_total", dimensions: [("service", "gateway")])
             var leftReport = ReportThrottle(interval: Self.fullReportInterval)
             try runBusProxy(
@@ -107,7 +109,8 @@ public final class EventBus: Service, Sendable {
                 },
                 onRefused: { reason in
                     (reason == .shape ? refusedShape : refusedSource).increment()
-                    if let times = refusedReport.record() {
+                    let times = reason == .shape ? refusedShapeReport.record() : refusedSourceReport.record()
+                    if let times {
                         logger.warning(
                             "the bus refused a publisher's message (not two frames, or another source's topic)",
                             metadata: ["times": "\(times)", "reason": "\(reason.rawValue)"])

@@ -134,9 +134,16 @@ public enum Outbox {
     /// The `platform_meta` key of the last seq of the backup a database was restored from.
     static let restoredAtKey = "outbox.restored_at"
 
+    /// The highest seq given out: the last event's, or past it after a restore moved the
+    /// sequence past the replaced database's (`sqlite_sequence`).
     public static func lastSeq(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM platform_event") ?? 0
+        let stored = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM platform_event") ?? 0
+        let given = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'platform_event'") ?? 0
+        return max(stored, given)
     }
+
+    /// The `platform_meta` key of a restore's id (a new one at each restore).
+    static let restoreIDKey = "outbox.restore_id"
 }
 
 /// Wakes the process's event publishers after a transaction that appended events

@@ -22,7 +22,10 @@ import ZeroMQ
 /// wait in the outbox, on disk.
 public final class EventPublisher: Service, Sendable {
     /// Messages queued for the bus in this process (`ZMQ_SNDHWM`).
-    public static let highWaterMark: Int32 = 10_000
+    public static let highWaterMark: Int32 = 2_000
+    /// The most of an event the bus carries: a longer one goes without its `data`
+    /// (subscribers fetch events from the source anyway; the bus only announces them).
+    public static let maxBusEventBytes = 16 << 10
     /// How long the publisher waits after finding the bus's queue full.
     public static let fullBackoff: Duration = .milliseconds(100)
     private let source: String
@@ -109,6 +112,14 @@ public final class EventPublisher: Service, Sendable {
         }
     }
 
+    /// An event without its data (`"data": null`, `"truncated": true`), for the bus.
+    static func announcement(of bytes: Data) -> Data {
+        guard case .object(var members) = try? JSONParser.parse(bytes) else { return Data("{}".utf8) }
+        members["data"] = .null
+        members["truncated"] = true
+        return (try? WireJSON.encode(JSONValue.object(members))) ?? Data("{}".utf8)
+    }
+
     /// Sends what the outbox holds after `position`; returns how far it got, and whether
     /// it stopped at a full queue.
     private func publishPending(after position: Int64, on socket: ZMQSocket) -> (position: Int64, full: Bool) {
@@ -124,7 +135,8 @@ public final class EventPublisher: Service, Sendable {
             }
             for event in batch {
                 do {
-                    guard try socket.send(multipart: [Data(event.type.utf8), event.bytes], dontWait: true) else { return (position, true) }
+                    let bytes = event.bytes.count <= Self.maxBusEventBytes ? event.bytes : Self.announcement(of: event.bytes)
+                    guard try socket.send(multipart: [Data(event.type.utf8), bytes], dontWait: true) else { return (position, true) }
                 } catch {
                     logger.warning("cannot publish an event", metadata: ["seq": "\(event.seq)", "error": "\(error)"])
                     return (position, false)

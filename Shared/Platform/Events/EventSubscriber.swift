@@ -43,6 +43,8 @@ public final class EventSubscriber: Service, Sendable {
     private let catchUpInterval: Duration
     private let stopping = Atomic<Bool>(false)
     private let cursors = Mutex<[String: Int64]>([:])
+    /// The last restore of each source this subscriber followed (``rewind(_:to:restore:)``).
+    private let knownRestores = Mutex<[String: String]>([:])
     /// What the bus has said of each source since its applier last looked: the highest
     /// `seq` announced and whether a periodic check is due. A few bytes per source however
     /// far the appliers fall behind: messages are folded into it, never queued.
@@ -101,6 +103,11 @@ public final class EventSubscriber: Service, Sendable {
         cursors.withLock { cursors in
             for source in subscriptions.keys { cursors[source] = stored[source] ?? 0 }
         }
+        let sources = Array(subscriptions.keys)
+        let restores = try await pool.read { db in
+            try sources.reduce(into: [String: String]()) { restores, source in restores[source] = try PlatformMeta.get(db, Self.restoreKey(source)) }
+        }
+        knownRestores.withLock { $0 = restores }
         // One applier per source, each woken through its own stream: a source that is
         // down (its replay waits for a timeout) delays only its own events. A stream holds
         // at most one wake-up; what woke it is in `announced`.
@@ -163,7 +170,11 @@ public final class EventSubscriber: Service, Sendable {
             var received = 0
             while received < 1_000, let frames = try? socket.receiveMultipart(dontWait: true, maxFrames: 3) {
                 received += 1
-                guard frames.count == 2, let value = try? JSONParser.parse(frames[1]), let event = try? Event(json: value) else {
+                // The topic names the source (the bus lets each service's key publish only
+                // its own), so an event claiming another source is not believed.
+                guard frames.count == 2, let value = try? JSONParser.parse(frames[1]), let event = try? Event(json: value),
+                    frames[0].starts(with: Data("\(event.source).".utf8))
+                else {
                     if let times = malformed.record() { logger.warning("dropped malformed event messages", metadata: ["times": "\(times)"]) }
                     continue
                 }
@@ -210,18 +221,33 @@ public final class EventSubscriber: Service, Sendable {
                 return
             }
             let last = reply.data?["last"]?.integerValue ?? 0
-            if last < after {
-                // The source is behind what we applied: its database was restored from a
-                // backup (or recreated) without its seqs moved past ours (restores move
-                // them; this is when the replaced file was gone). Its events after the
-                // backup's last are new, whatever their seqs: continue from there.
-                let restoredAt = reply.data?["restoredAt"]?.integerValue
-                let from = min(last, restoredAt ?? last)
-                logger.error(
-                    "an event source is behind this subscriber's cursor (restored from a backup?): going on from the backup's last event",
-                    metadata: ["source": "\(source)", "cursor": "\(after)", "last": "\(last)", "restoredAt": "\(restoredAt.map(String.init) ?? "-")"])
+            // A restore the subscriber has not seen: every event of the source after the
+            // backup's last seq is new (the restore moved seqs past the replaced file's, or,
+            // with that file gone, gave the same seqs again), so the cursor goes back to it,
+            // once per restore.
+            if let restoreID = reply.data?["restoreId"]?.stringValue, restoreID != knownRestores.withLock({ $0[source] }) {
+                let restoredAt = reply.data?["restoredAt"]?.integerValue ?? 0
+                if after > restoredAt {
+                    logger.error(
+                        "an event source was restored from a backup: applying its events after the backup's last",
+                        metadata: ["source": "\(source)", "cursor": "\(after)", "restoredAt": "\(restoredAt)"])
+                }
                 do {
-                    try await rewind(source, to: from)
+                    try await rewind(source, to: min(after, restoredAt), restore: restoreID)
+                } catch {
+                    logger.error("cannot move the cursor back", metadata: ["source": "\(source)", "error": "\(error)"])
+                    return
+                }
+                continue
+            }
+            if last < after {
+                // The source is behind what we applied and says of no restore: its
+                // database was recreated. Its next events are new ones, whatever their seqs.
+                logger.error(
+                    "an event source is behind this subscriber's cursor (its database recreated?): going on from its last event",
+                    metadata: ["source": "\(source)", "cursor": "\(after)", "last": "\(last)"])
+                do {
+                    try await rewind(source, to: last, restore: nil)
                 } catch {
                     logger.error("cannot move the cursor back", metadata: ["source": "\(source)", "error": "\(error)"])
                     return
@@ -247,13 +273,19 @@ public final class EventSubscriber: Service, Sendable {
         }
     }
 
-    /// Sets the cursor of `source` to `seq`, below where it was.
-    private func rewind(_ source: String, to seq: Int64) async throws {
+    /// Sets the cursor of `source` to `seq` (not above where it was) and records the
+    /// restore it follows, in one transaction.
+    private func rewind(_ source: String, to seq: Int64, restore: String?) async throws {
         try await pool.write { db in
             try db.execute(sql: "UPDATE platform_event_cursor SET seq = ? WHERE source = ? AND seq > ?", arguments: [seq, source, seq])
+            if let restore { try PlatformMeta.set(db, Self.restoreKey(source), restore) }
         }
-        cursors.withLock { $0[source] = seq }
+        cursors.withLock { $0[source] = min($0[source] ?? 0, seq) }
+        if let restore { knownRestores.withLock { $0[source] = restore } }
     }
+
+    /// The `platform_meta` key of the last restore of `source` this subscriber followed.
+    static func restoreKey(_ source: String) -> String { "events.restore.\(source)" }
 
     /// Applies events in order (those right after the stored cursor) and moves the cursor
     /// past them, in one transaction: their effects and the cursor commit together.
@@ -262,8 +294,10 @@ public final class EventSubscriber: Service, Sendable {
         let handlers = subscriptions[source] ?? []
         let reached = try await pool.write { db -> Int64 in
             var stored = try Int64.fetchOne(db, sql: "SELECT seq FROM platform_event_cursor WHERE source = ?", arguments: [source]) ?? 0
-            // Re-checked inside the transaction: the database, not memory, decides.
-            for event in events where event.seq == stored + 1 {
+            // Re-checked inside the transaction: the database, not memory, decides. Events
+            // come in order from the source; a seq it skips (after a restore moved its
+            // sequence on) never comes later, since seqs are given in commit order.
+            for event in events where event.seq > stored {
                 for handler in handlers where handler.types.contains(event.type) { try handler.apply(db, event) }
                 stored = event.seq
             }

@@ -13,6 +13,8 @@ enum BuiltinOperations {
         var last: Int64
         /// The last seq of the backup this database was restored from, if it was.
         var restoredAt: Int64?
+        /// The id of that restore (a new one each time).
+        var restoreId: String?
     }
 
     static let healthSchema = JSONSchema.object(
@@ -134,12 +136,14 @@ enum BuiltinOperations {
                     "events": .array(of: eventSchema, maxItems: 1_000), "last": .integer(minimum: 0),
                     "restoredAt": .integer(minimum: 0).described(
                         "when the database was restored from a backup: the backup's last seq (events after it are new)"),
+                    "restoreId": .string().described("that restore's id: a subscriber rewinds to restoredAt once per restore"),
                 ],
                 required: ["events", "last"])
         ) { (_, request: ReplayRequest, db: Database) in
             ReplayResult(
                 events: try Outbox.events(db, source: service, after: request.after, limit: request.limit ?? 100),
-                last: try Outbox.lastSeq(db), restoredAt: try PlatformMeta.get(db, Outbox.restoredAtKey).flatMap(Int64.init))
+                last: try Outbox.lastSeq(db), restoredAt: try PlatformMeta.get(db, Outbox.restoredAtKey).flatMap(Int64.init),
+                restoreId: try PlatformMeta.get(db, Outbox.restoreIDKey))
         }
     }
 

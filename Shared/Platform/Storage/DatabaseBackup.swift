@@ -160,7 +160,9 @@ public enum DatabaseBackup {
         let queue = try DatabaseQueue(path: incoming.path)
         try queue.write { db in
             guard try db.tableExists("platform_event") else { return }
-            try PlatformMeta.set(db, Outbox.restoredAtKey, String(try Outbox.lastSeq(db)))
+            let backupLast = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM platform_event") ?? 0
+            try PlatformMeta.set(db, Outbox.restoredAtKey, String(backupLast))
+            try PlatformMeta.set(db, Outbox.restoreIDKey, UUID().uuidString)
             let restored = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'platform_event'") ?? 0
             guard let given, given > restored else { return }
             try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = 'platform_event'")
@@ -191,8 +193,7 @@ public enum DatabaseBackup {
         defer { try? queue.close() }
         return try queue.read { db in
             guard try db.tableExists("platform_event") else { return nil }
-            let sequence = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'platform_event'") ?? 0
-            return max(sequence, try Outbox.lastSeq(db))
+            return try Outbox.lastSeq(db)
         }
     }
 
