@@ -3,7 +3,7 @@ import Foundation
 
 /// Why the bus refused a publisher's message.
 public enum BusRefusal: String, Sendable {
-    /// Not two frames (topic, event).
+    /// Not two frames (topic, event), or an event over ``BusRules/maxEventBytes``.
     case shape
     /// A topic of another source than the publisher's key names.
     case source
@@ -27,6 +27,10 @@ public struct BusRules: Sendable {
     /// about 30 bytes. The limit also holds during the CURVE handshake, whose largest
     /// command (INITIATE, about 300 bytes) must fit.
     public static let maxSubscriptionBytes: Int64 = 512
+    /// The longest event frame forwarded: publishers put at most 16 KiB of an event on
+    /// the bus; a longer frame is refused (`shape`), so a stalled subscriber's queue of
+    /// 2,000 messages holds at most about 34 MB whoever publishes.
+    public static let maxEventBytes = 17 << 10
 }
 
 /// Runs the event bus between `publishers` (XSUB) and `subscribers` (XPUB) until a
@@ -132,7 +136,7 @@ public func runBusProxy(
                     more = zmq_msg_more(&extra) != 0
                 }
             }
-            guard frames == 2 else {
+            guard frames == 2, zmq_msg_size(&event) <= BusRules.maxEventBytes else {
                 onRefused(.shape)
                 continue
             }
