@@ -9,15 +9,19 @@ public enum BusRefusal: String, Sendable {
     case source
 }
 
-/// The rules of ``runBusProxy(publishers:subscribers:control:sources:onFull:onRefused:)``.
+/// The rules of ``runBusProxy(publishers:subscribers:control:rules:onFull:onRefused:onSubscriberLeft:)``.
 public struct BusRules: Sendable {
     /// The source each publisher may publish as, by its CURVE public key (Z85, the
     /// `User-Id` our ZAP handler gives): a message whose topic's first segment is another
     /// name is refused. `nil` (plaintext links): any.
     public var sources: [String: String]?
 
+    /// Each key's topic prefix (`<source>.`), as bytes: worked out once, not per message.
+    let topicPrefixes: [String: [UInt8]]?
+
     public init(sources: [String: String]?) {
         self.sources = sources
+        topicPrefixes = sources?.mapValues { Array($0.utf8) + [UInt8(ascii: ".")] }
     }
 
     /// The longest frame a subscriber may send (`ZMQ_MAXMSGSIZE` of the XPUB), so the
@@ -112,10 +116,9 @@ public func runBusProxy(
 
     /// Whether `topic`'s first segment is the source the sender's key is allowed.
     func fromItsSource(_ topic: inout zmq_msg_t) -> Bool {
-        guard let sources = rules.sources else { return true }
-        guard let user = zmq_msg_gets(&topic, "User-Id").map({ String(cString: $0) }), let source = sources[user] else { return false }
+        guard let prefixes = rules.topicPrefixes else { return true }
+        guard let user = zmq_msg_gets(&topic, "User-Id").map({ String(cString: $0) }), let expected = prefixes[user] else { return false }
         let bytes = UnsafeRawBufferPointer(start: zmq_msg_data(&topic), count: zmq_msg_size(&topic))
-        let expected = Array(source.utf8) + [UInt8(ascii: ".")]
         return bytes.starts(with: expected)
     }
 

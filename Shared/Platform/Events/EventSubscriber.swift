@@ -225,6 +225,7 @@ public final class EventSubscriber: Service, Sendable {
             // backup's last seq is new (the restore moved seqs past the replaced file's, or,
             // with that file gone, gave the same seqs again), so the cursor goes back to it,
             // once per restore.
+            var rewindTo: (seq: Int64, restore: String?)?
             if let restoreID = reply.data?["restoreId"]?.stringValue, restoreID != knownRestores.withLock({ $0[source] }) {
                 let restoredAt = reply.data?["restoredAt"]?.integerValue ?? 0
                 if after > restoredAt {
@@ -232,22 +233,18 @@ public final class EventSubscriber: Service, Sendable {
                         "an event source was restored from a backup: applying its events after the backup's last",
                         metadata: ["source": "\(source)", "cursor": "\(after)", "restoredAt": "\(restoredAt)"])
                 }
-                do {
-                    try await rewind(source, to: min(after, restoredAt), restore: restoreID)
-                } catch {
-                    logger.error("cannot move the cursor back", metadata: ["source": "\(source)", "error": "\(error)"])
-                    return
-                }
-                continue
-            }
-            if last < after {
+                rewindTo = (min(after, restoredAt), restoreID)
+            } else if last < after {
                 // The source is behind what we applied and says of no restore: its
                 // database was recreated. Its next events are new ones, whatever their seqs.
                 logger.error(
                     "an event source is behind this subscriber's cursor (its database recreated?): going on from its last event",
                     metadata: ["source": "\(source)", "cursor": "\(after)", "last": "\(last)"])
+                rewindTo = (last, nil)
+            }
+            if let rewindTo {
                 do {
-                    try await rewind(source, to: last, restore: nil)
+                    try await rewind(source, to: rewindTo.seq, restore: rewindTo.restore)
                 } catch {
                     logger.error("cannot move the cursor back", metadata: ["source": "\(source)", "error": "\(error)"])
                     return
