@@ -154,6 +154,63 @@ struct EventTests {
         await world.stop()
     }
 
+    @Test("a subscriber that missed two restores which each gave seqs again (replaced files gone) applies every new event of both")
+    func chainOfRestores() async throws {
+        let world = try await World()
+        let data = world.configuration.dataDirectoryURL
+        let database = data.appendingPathComponent("test.sqlite")
+        func put(_ source: InProcessService, _ values: ClosedRange<Int>) async throws {
+            for value in values { _ = try await source.call("test.put", data: ["key": "k", "value": .integer(Int64(value))]) }
+        }
+        func restore(_ backup: URL) throws {
+            // The replaced file is lost (a disk gone): the restored source gives seqs again.
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database.path + suffix) }
+            _ = try DatabaseBackup.restore(backup, into: database)
+        }
+        var source = try await InProcessService(TestService.definition(), configuration: world.configuration)
+        try await put(source, 1...3)
+        let early = world.directory.url.appendingPathComponent("early.sqlite")
+        _ = try DatabaseBackup.backup(database, to: early)
+        try await put(source, 4...6)
+        var sink = try await InProcessService(TestService.sink(source: "test"), configuration: world.configuration)
+        #expect(try await waitUntil(Array(1...6), in: sink) == Array(1...6))
+        // The sink is down through both restores.
+        await sink.stop()
+        await source.stop()
+
+        // First restore (from seq 3): new events 4 and 5, then a backup, then 6.
+        try restore(early)
+        source = try await InProcessService(TestService.definition(), configuration: world.configuration)
+        try await put(source, 4...5)
+        let later = world.directory.url.appendingPathComponent("later.sqlite")
+        _ = try DatabaseBackup.backup(database, to: later)
+        try await put(source, 6...6)
+        await source.stop()
+        // Second restore (from seq 5, whose history holds the first): new events 6 and 7.
+        try restore(later)
+        source = try await InProcessService(TestService.definition(), configuration: world.configuration)
+        try await put(source, 6...7)
+        let history = try await source.runtime.pool.read { db in try RestoreHistory.restores(db) }
+        #expect(history.map(\.restoredAt) == [3, 5])
+        #expect(history.map(\.resumedAfter) == [3, 5])
+
+        // The sink, at 6 of the lost history, applies 4 and 5 of the first restore as
+        // well as 6 and 7 of the second (the latest restore alone would send it to 5).
+        sink = try await InProcessService(TestService.sink(source: "test"), configuration: world.configuration, catchUpInterval: .milliseconds(200))
+        let expected: [Int64] = [1, 2, 3, 4, 5, 6, 4, 5, 6, 7]
+        #expect(try await waitUntil(expected, in: sink) == expected)
+        // Once: the restores are followed, and a restart of the sink changes nothing.
+        await sink.stop()
+        sink = try await InProcessService(TestService.sink(source: "test"), configuration: world.configuration, catchUpInterval: .milliseconds(200))
+        try await put(source, 8...8)
+        #expect(try await waitUntil(expected + [8], in: sink) == expected + [8])
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await applied(sink) == expected + [8])
+        await sink.stop()
+        await source.stop()
+        await world.stop()
+    }
+
     @Test("a page of replayed events is applied in one transaction; an event that fails holds up only itself and those after it, once each when it passes", .serialized)
     func failingEventInAPage() async throws {
         let world = try await World()

@@ -43,8 +43,8 @@ public final class EventSubscriber: Service, Sendable {
     private let catchUpInterval: Duration
     private let stopping = Atomic<Bool>(false)
     private let cursors = Mutex<[String: Int64]>([:])
-    /// The last restore of each source this subscriber followed (``rewind(_:to:restore:)``).
-    private let knownRestores = Mutex<[String: String]>([:])
+    /// The restores of each source this subscriber followed (``rewind(_:to:followed:)``).
+    private let followedRestores = Mutex<[String: [String]]>([:])
     /// What the bus has said of each source since its applier last looked: the highest
     /// `seq` announced and whether a periodic check is due. A few bytes per source however
     /// far the appliers fall behind: messages are folded into it, never queued.
@@ -104,10 +104,12 @@ public final class EventSubscriber: Service, Sendable {
             for source in subscriptions.keys { cursors[source] = stored[source] ?? 0 }
         }
         let sources = Array(subscriptions.keys)
-        let restores = try await pool.read { db in
-            try sources.reduce(into: [String: String]()) { restores, source in restores[source] = try PlatformMeta.get(db, Self.restoreKey(source)) }
+        let followed = try await pool.read { db in
+            try sources.reduce(into: [String: [String]]()) { followed, source in
+                followed[source] = try RestoreHistory.followed(db, source: source)
+            }
         }
-        knownRestores.withLock { $0 = restores }
+        followedRestores.withLock { $0 = followed }
         // One applier per source, each woken through its own stream: a source that is
         // down (its replay waits for a timeout) delays only its own events. A stream holds
         // at most one wake-up; what woke it is in `announced`.
@@ -221,19 +223,21 @@ public final class EventSubscriber: Service, Sendable {
                 return
             }
             let last = reply.data?["last"]?.integerValue ?? 0
-            // A restore the subscriber has not seen: every event of the source after the
-            // backup's last seq is new (the restore moved seqs past the replaced file's, or,
-            // with that file gone, gave the same seqs again), so the cursor goes back to it,
-            // once per restore.
-            var rewindTo: (seq: Int64, restore: String?)?
-            if let restoreID = reply.data?["restoreId"]?.stringValue, restoreID != knownRestores.withLock({ $0[source] }) {
-                let restoredAt = reply.data?["restoredAt"]?.integerValue ?? 0
-                if after > restoredAt {
+            // Restores the subscriber has not followed: every event of the source above
+            // the lowest of their `resumedAfter` is new (a restore that moved seqs on
+            // changes nothing; one that gave the same seqs again, the replaced file gone,
+            // sends the cursor back), once per restore (`RestoreHistory`).
+            var rewindTo: (seq: Int64, followed: [String]?)?
+            if let restores = Self.restores(in: reply.data),
+                let target = RestoreHistory.rewind(
+                    cursor: after, followed: followedRestores.withLock { $0[source] ?? [] }, restores: restores)
+            {
+                if target.seq < after {
                     logger.error(
-                        "an event source was restored from a backup: applying its events after the backup's last",
-                        metadata: ["source": "\(source)", "cursor": "\(after)", "restoredAt": "\(restoredAt)"])
+                        "an event source was restored from a backup and gave seqs again: applying its events after the restore",
+                        metadata: ["source": "\(source)", "cursor": "\(after)", "from": "\(target.seq)"])
                 }
-                rewindTo = (min(after, restoredAt), restoreID)
+                rewindTo = (target.seq, target.followed)
             } else if last < after {
                 // The source is behind what we applied and says of no restore: its
                 // database was recreated. Its next events are new ones, whatever their seqs.
@@ -244,7 +248,7 @@ public final class EventSubscriber: Service, Sendable {
             }
             if let rewindTo {
                 do {
-                    try await rewind(source, to: rewindTo.seq, restore: rewindTo.restore)
+                    try await rewind(source, to: rewindTo.seq, followed: rewindTo.followed)
                 } catch {
                     logger.error("cannot move the cursor back", metadata: ["source": "\(source)", "error": "\(error)"])
                     return
@@ -271,18 +275,31 @@ public final class EventSubscriber: Service, Sendable {
     }
 
     /// Sets the cursor of `source` to `seq` (not above where it was) and records the
-    /// restore it follows, in one transaction.
-    private func rewind(_ source: String, to seq: Int64, restore: String?) async throws {
+    /// restores it has followed, in one transaction.
+    private func rewind(_ source: String, to seq: Int64, followed: [String]?) async throws {
         try await pool.write { db in
             try db.execute(sql: "UPDATE platform_event_cursor SET seq = ? WHERE source = ? AND seq > ?", arguments: [seq, source, seq])
-            if let restore { try PlatformMeta.set(db, Self.restoreKey(source), restore) }
+            if let followed { try RestoreHistory.storeFollowed(db, source: source, followed) }
         }
         cursors.withLock { $0[source] = min($0[source] ?? 0, seq) }
-        if let restore { knownRestores.withLock { $0[source] = restore } }
+        if let followed { followedRestores.withLock { $0[source] = followed } }
     }
 
-    /// The `platform_meta` key of the last restore of `source` this subscriber followed.
-    static func restoreKey(_ source: String) -> String { "events.restore.\(source)" }
+    /// A replay answer's restores: the history, or (from a source of an earlier version)
+    /// its one latest restore, taken as having given seqs again.
+    static func restores(in data: JSONValue?) -> [RestoreRecord]? {
+        if case .array(let items)? = data?["restores"] {
+            return items.compactMap { item in
+                guard let id = item["id"]?.stringValue, let at = item["restoredAt"]?.integerValue,
+                    let resumed = item["resumedAfter"]?.integerValue
+                else { return nil }
+                return RestoreRecord(id: id, restoredAt: at, resumedAfter: resumed)
+            }
+        }
+        guard let id = data?["restoreId"]?.stringValue else { return nil }
+        let at = data?["restoredAt"]?.integerValue ?? 0
+        return [RestoreRecord(id: id, restoredAt: at, resumedAfter: at)]
+    }
 
     /// Applies events in order (those right after the stored cursor) and moves the cursor
     /// past them, in one transaction: their effects and the cursor commit together.

@@ -15,6 +15,8 @@ enum BuiltinOperations {
         var restoredAt: Int64?
         /// The id of that restore (a new one each time).
         var restoreId: String?
+        /// Every restore kept, oldest first (the latest is the one above).
+        var restores: [RestoreRecord]?
     }
 
     static let healthSchema = JSONSchema.object(
@@ -136,14 +138,24 @@ enum BuiltinOperations {
                     "events": .array(of: eventSchema, maxItems: 1_000), "last": .integer(minimum: 0),
                     "restoredAt": .integer(minimum: 0).described(
                         "when the database was restored from a backup: the backup's last seq (events after it are new)"),
-                    "restoreId": .string().described("that restore's id: a subscriber rewinds to restoredAt once per restore"),
+                    "restoreId": .string().described("that restore's id"),
+                    "restores": .array(
+                        of: .object(
+                            [
+                                "id": .string(), "restoredAt": .integer(minimum: 0),
+                                "resumedAfter": .integer(minimum: 0).described("the source's new events have seqs above it"),
+                            ], required: ["id", "restoredAt", "resumedAfter"]),
+                        maxItems: RestoreHistory.keptRestores
+                    ).described(
+                        "the latest restores, oldest first: a subscriber goes back to the lowest resumedAfter of those it has not followed, once per restore"),
                 ],
                 required: ["events", "last"])
         ) { (_, request: ReplayRequest, db: Database) in
-            ReplayResult(
+            let restores = try RestoreHistory.restores(db)
+            return ReplayResult(
                 events: try Outbox.events(db, source: service, after: request.after, limit: request.limit ?? 100),
-                last: try Outbox.lastSeq(db), restoredAt: try PlatformMeta.get(db, Outbox.restoredAtKey).flatMap(Int64.init),
-                restoreId: try PlatformMeta.get(db, Outbox.restoreIDKey))
+                last: try Outbox.lastSeq(db), restoredAt: restores.last?.restoredAt, restoreId: restores.last?.id,
+                restores: restores.isEmpty ? nil : restores)
         }
     }
 

@@ -153,20 +153,23 @@ public enum DatabaseBackup {
         // past the backup's last, which subscribers have applied; new events continue
         // after them instead of reusing them (a reused seq would be taken for one already
         // applied). The events after the backup are lost with the rest of its writes.
-        // The backup's last seq is recorded too (`events.replay` answers it as
-        // `restoredAt`): when the replaced file is gone and seqs do go back, subscribers
-        // ahead of it know which events are new.
-        let given = try? eventSeqsGivenOut(database)
+        // The restore goes on the source's restore history (`events.replay` answers it):
+        // when the replaced file is gone and seqs do go back, subscribers ahead of the
+        // backup know which events are new, even after several restores
+        // (`RestoreHistory`).
+        let replaced = try? history(of: database)
         let queue = try DatabaseQueue(path: incoming.path)
         try queue.write { db in
             guard try db.tableExists("platform_event") else { return }
             let backupLast = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM platform_event") ?? 0
-            try PlatformMeta.set(db, Outbox.restoredAtKey, String(backupLast))
-            try PlatformMeta.set(db, Outbox.restoreIDKey, UUID().uuidString)
             let restored = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'platform_event'") ?? 0
-            guard let given, given > restored else { return }
+            let resumedAfter = max(backupLast, restored, replaced?.given ?? 0)
+            let restore = RestoreRecord(id: UUID().uuidString, restoredAt: backupLast, resumedAfter: resumedAfter)
+            try RestoreHistory.store(
+                db, RestoreHistory.appending(restore, replaced: replaced?.restores ?? [], backup: try RestoreHistory.restores(db)))
+            guard resumedAfter > restored else { return }
             try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = 'platform_event'")
-            try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('platform_event', ?)", arguments: [given])
+            try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('platform_event', ?)", arguments: [resumedAfter])
         }
         try queue.close()
         try fsync(incoming)
@@ -185,15 +188,15 @@ public enum DatabaseBackup {
         return kept
     }
 
-    /// The highest event seq `database` has given out (`nil` when it does not exist or
-    /// has no outbox).
-    static func eventSeqsGivenOut(_ database: URL) throws -> Int64? {
+    /// The highest event seq `database` has given out and its restore history (`nil`
+    /// when it does not exist or has no outbox).
+    static func history(of database: URL) throws -> (given: Int64, restores: [RestoreRecord])? {
         guard FileManager.default.fileExists(atPath: database.path) else { return nil }
         let queue = try DatabaseQueue(path: database.path)
         defer { try? queue.close() }
         return try queue.read { db in
             guard try db.tableExists("platform_event") else { return nil }
-            return try Outbox.lastSeq(db)
+            return (try Outbox.lastSeq(db), try db.tableExists("platform_meta") ? RestoreHistory.restores(db) : [])
         }
     }
 
