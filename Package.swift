@@ -24,8 +24,10 @@ var targets: [Target] = [
         name: "CZeroMQ", path: "Shared/CZeroMQ", pkgConfig: "libzmq",
         providers: [.apt(["libzmq3-dev"])]),
     .systemLibrary(name: "CBackendSystem", path: "Shared/CBackendSystem"),
+    // libcurl's headers only: the library is loaded when a provider is first called
+    // (Shared/CCurl/shim.h), so processes that never call one do not carry it.
     .systemLibrary(
-        name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl",
+        name: "CCurl", path: "Shared/CCurl",
         providers: [.apt(["libcurl4-openssl-dev"])]),
     .systemLibrary(
         name: "COpenSSL", path: "Shared/COpenSSL", pkgConfig: "libcrypto",

@@ -9,6 +9,39 @@ import Testing
 /// the services' problems are shown, amounts, safe return paths, charts, sessions.
 @Suite("Admin panel rules")
 struct AdminRulesTests {
+    @Test("the desk lists every booking of the day, also one off today's slots (hours changed after it was made), marked so")
+    func deskListsOffGridBookings() {
+        let answer: JSONValue = [
+            "items": [["cable": "main", "start": "2026-11-27T10:00:00.000Z", "bookings": [["id": "b1"]]]],
+            "bookings": [
+                ["id": "b1", "cable": "main", "start": "2026-11-27T10:00:00.000Z"],
+                ["id": "b2", "cable": "main", "start": "2026-11-27T11:00:00.000Z"],
+            ],
+        ]
+        let listed = DeskPages.bookingsOfDay(answer)
+        #expect(listed.map { $0.booking["id"] } == ["b1", "b2"])
+        #expect(listed.map(\.offGrid) == [false, true])
+    }
+
+    @Test("the inbox counts the new goals of its page, not what is left unseen after marking it")
+    func inboxSummary() {
+        #expect(GoalPages.inboxSummary(newOnPage: 2, unseenLeft: 0).hasPrefix("2 new on this page"))
+        #expect(GoalPages.inboxSummary(newOnPage: 0, unseenLeft: 5).contains("5 more not seen yet"))
+    }
+
+    @Test("the walk-in form shown again after a problem keeps the cable and slot picked on the desk, readable, not as text boxes")
+    func walkInShownAgain() throws {
+        let renderer = Renderer(library: try Templates.library())
+        let form = try Self.form("desk-walk-in")
+        let html = renderer.form(
+            form, values: ["cable": "main", "start": "2026-11-27T08:00:00.000Z", "phone": "abc"], errors: ["phone": "not a phone number"],
+            csrf: "c", returnTo: "/desk", zone: TimeZone(identifier: "Europe/Minsk"))
+        #expect(html.contains("2026-11-27 11:00 (Europe/Minsk)"))
+        #expect(html.contains(#"value="2026-11-27T08:00:00.000Z""#))
+        #expect(!html.contains(#"type="text" name="start""#) && !html.contains(#"name="start" type="text""#))
+        #expect(html.contains("not a phone number"))
+    }
+
     static func form(_ id: String) throws -> AdminForm {
         try #require(FormCatalog.all.first { $0.id == id })
     }

@@ -97,18 +97,51 @@ struct RestoreSequenceTests {
         let backup = directory.url.appendingPathComponent("flood-backup.sqlite")
         _ = try DatabaseBackup.backup(database, to: backup)
         #expect(try append(5) == [6, 7, 8, 9, 10])
-        _ = try DatabaseBackup.restore(backup, into: database)
-        // What events.replay answers as `last` is the highest seq given out, 10, not the
-        // backup's 5: subscribers at 10 are not behind.
+        let now = Date()
+        _ = try DatabaseBackup.restore(backup, into: database, now: now)
+        // What events.replay answers as `last` is past the highest seq given out (10, not
+        // the backup's 5): subscribers at 10 are not behind. Past the clock too: a copy
+        // of the database restored earlier (another history of it) gave seqs up to then.
+        let floor = RestoreHistory.clockFloor(now)
         let last = try await DatabaseQueue(path: database.path).read { db in try Outbox.lastSeq(db) }
-        #expect(last == 10)
-        // Events 6–10 went with the replaced file; the next is 11, never a second 6. The
-        // backup's last seq is on record for subscribers.
-        #expect(try append(2) == [11, 12])
-        let restoredAt = try await DatabaseQueue(path: database.path).read { db in
-            try String.fetchOne(db, sql: "SELECT value FROM platform_meta WHERE key = 'outbox.restored_at'")
+        #expect(last == floor)
+        // Events 6–10 went with the replaced file; the next is past them, never a second 6.
+        #expect(try append(2) == [floor + 1, floor + 2])
+        let history = try await DatabaseQueue(path: database.path).read { db in try RestoreHistory.restores(db) }
+        #expect(history.map(\.restoredAt) == [5])
+        #expect(history.map(\.resumedAfter) == [floor])
+
+        // Restored again from the same backup, the replaced file gone: seqs still never
+        // repeat (the clock has moved on), and both restores are on record.
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database.path + suffix) }
+        let later = now.addingTimeInterval(1)
+        _ = try DatabaseBackup.restore(backup, into: database, now: later)
+        #expect(try append(1) == [RestoreHistory.clockFloor(later) + 1])
+        let again = try await DatabaseQueue(path: database.path).read { db in try RestoreHistory.restores(db) }
+        #expect(again.map(\.restoredAt) == [5])  // the replaced file's history went with it
+        #expect(again.last?.resumedAfter == RestoreHistory.clockFloor(later))
+    }
+
+    @Test("a damaged restore history in a backup is not carried on; replay answers only sane records")
+    func damagedHistory() async throws {
+        let directory = try TemporaryDirectory(prefix: "restore-damaged")
+        defer { directory.remove() }
+        let data = directory.url.appendingPathComponent("data")
+        let database = data.appendingPathComponent("flood.sqlite")
+        let pool = try ServiceDatabase.open(directory: data, name: "flood", durability: .normal) { _ in }
+        try await pool.write { db in
+            for _ in 0..<3 { _ = try Outbox.append(db, type: "flood.item", data: ["x": 1] as JSONValue) }
+            try db.execute(
+                sql: "INSERT INTO platform_meta (key, value) VALUES ('outbox.restores', ?)",
+                arguments: [#"[{"id":"neg","restoredAt":-5,"resumedAfter":-5},{"id":"far","restoredAt":1,"resumedAfter":1000000000000},{"id":"ok","restoredAt":1,"resumedAfter":2}]"#])
         }
-        #expect(restoredAt == "5")
+        try pool.close()
+        let backup = directory.url.appendingPathComponent("flood-backup.sqlite")
+        _ = try DatabaseBackup.backup(database, to: backup)
+        _ = try DatabaseBackup.restore(backup, into: database)
+        let history = try await DatabaseQueue(path: database.path).read { db in try RestoreHistory.restores(db) }
+        #expect(history.count == 2)
+        #expect(history.first?.id == "ok")
     }
 }
 

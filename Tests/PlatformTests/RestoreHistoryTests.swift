@@ -61,6 +61,23 @@ struct RestoreHistoryTests {
         #expect(kept.last == z)
     }
 
+    @Test("records that make no sense are left out: negative seqs, beyond the source's last, going on before the backup's last; the latest 64 kept")
+    func sane() {
+        let records = [
+            RestoreRecord(id: "neg", restoredAt: -5, resumedAfter: -5), RestoreRecord(id: "far", restoredAt: 1, resumedAfter: 10_000),
+            RestoreRecord(id: "back", restoredAt: 50, resumedAfter: 40), RestoreRecord(id: "", restoredAt: 1, resumedAfter: 2),
+            RestoreRecord(id: "ok", restoredAt: 1, resumedAfter: 2),
+        ]
+        #expect(RestoreHistory.sane(records, last: 100).map(\.id) == ["ok"])
+        let many = (0..<300).map { RestoreRecord(id: "m\($0)", restoredAt: 1, resumedAfter: 2) }
+        #expect(RestoreHistory.sane(many, last: 100).count == RestoreHistory.keptRestores)
+        // Never below zero, and a long answer is taken to its latest 64: following them
+        // leaves nothing unseen (no endless rewinds).
+        let target = RestoreHistory.rewind(cursor: 10, followed: [], restores: many)
+        #expect(target?.seq == 2)
+        #expect(RestoreHistory.rewind(cursor: 2, followed: target?.followed ?? [], restores: many) == nil)
+    }
+
     @Test("the ids a subscriber keeps are bounded, the latest kept")
     func followedBounded() throws {
         let followed = (0..<RestoreHistory.keptFollowed).map { "f\($0)" }

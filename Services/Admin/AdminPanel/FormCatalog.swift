@@ -296,7 +296,7 @@ enum FormCatalog {
                 FormField("firstName", "First name"), FormField("lastName", "Last name"), FormField("user", "…or the rider's id"),
                 FormField("payWith", "Payment", .choice([Choice("cash", "cash at the desk"), Choice("pass", "the rider's pass")]), required: true),
                 FormField("reason", "Note"),
-            ], success: "Booked."),
+            ], success: "Booked.", pickedOnPage: ["cable", "start"]),
         AdminForm(
             id: "desk-block", op: "booking.staff.blocks.add", role: .staff, title: "Close a period", submit: "Close the period",
             fields: [

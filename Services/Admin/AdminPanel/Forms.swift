@@ -81,12 +81,17 @@ public struct AdminForm: Sendable {
     /// element of this array (`goals.admin.items.add` takes `items`).
     public var itemsKey: String?
     public var outerFields: Set<String>
+    /// Fields whose options the page that shows the form supplies (the day's slots and
+    /// cables at the desk). A form shown again on its own after a problem keeps the value
+    /// picked there, readable and unchanged, instead of a text box.
+    public var pickedOnPage: Set<String>
 
     public init(
         id: String, op: String, role: PanelRole = .admin, title: String, submit: String = "Save", fields: [FormField],
         confirm: String? = nil, success: String = "Saved.", danger: Bool = false, fixed: [String: JSONValue] = [:], sendsIdem: Bool = true,
-        previewable: Bool = false, itemsKey: String? = nil, outerFields: Set<String> = []
+        previewable: Bool = false, itemsKey: String? = nil, outerFields: Set<String> = [], pickedOnPage: Set<String> = []
     ) {
+        self.pickedOnPage = pickedOnPage
         self.previewable = previewable
         self.itemsKey = itemsKey
         self.outerFields = outerFields

@@ -45,6 +45,11 @@ struct PageKit: Sendable {
     }
 
     /// A link to the next page of a list, keeping the other query parameters.
+    /// A value escaped for a link's query.
+    static func queryEscape(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_.~:"))) ?? ""
+    }
+
     func nextLink(_ parameter: String, _ value: String?) -> [(label: String, href: String)] {
         guard let value, !value.isEmpty else { return [] }
         var query = visit.query.filter { !$0.key.hasPrefix(":") }

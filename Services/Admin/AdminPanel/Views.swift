@@ -83,7 +83,12 @@ struct Renderer: Sendable {
     ) -> String {
         let fields = form.fields.map { field -> [String: Any] in
             var field = field
-            if let options = choices[field.name] { field.kind = .choice(options) }
+            if let options = choices[field.name] {
+                field.kind = .choice(options)
+            } else if form.pickedOnPage.contains(field.name), let picked = values[field.name], !picked.isEmpty {
+                field.kind = .choice([FormField.Choice(picked, Self.pickedLabel(picked, zone: zone))])
+                field.help = "as picked on the page before; go Back to pick another"
+            }
             var item: [String: Any] = [
                 "name": field.name, "label": field.label, "value": values[field.name] ?? "", "required": field.required,
                 "inputID": "\(form.id)-\(field.name)".replacingOccurrences(of: ".", with: "-"),
@@ -125,6 +130,14 @@ struct Renderer: Sendable {
         ]
         if let zone { context["zone"] = zone.identifier }
         return library.render(context, withTemplate: "form") ?? ""
+    }
+
+    /// A picked value shown on its own: an instant as a local date and time (in `zone`,
+    /// else UTC, said so), anything else as it is.
+    static func pickedLabel(_ value: String, zone: TimeZone?) -> String {
+        guard let instant = Instant.parse(value) else { return value }
+        let zone = zone ?? TimeZone(identifier: "UTC")!
+        return LocalDateTimeText.text(instant, zone: zone).replacingOccurrences(of: "T", with: " ") + " (\(zone.identifier))"
     }
 
     func confirm(_ form: AdminForm, hidden: [String: String], csrf: String, returnTo: String, idem: String) -> String {

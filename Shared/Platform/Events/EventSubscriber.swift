@@ -228,7 +228,7 @@ public final class EventSubscriber: Service, Sendable {
             // changes nothing; one that gave the same seqs again, the replaced file gone,
             // sends the cursor back), once per restore (`RestoreHistory`).
             var rewindTo: (seq: Int64, followed: [String]?)?
-            if let restores = Self.restores(in: reply.data),
+            if let restores = Self.restores(in: reply.data).map({ RestoreHistory.sane($0, last: last) }),
                 let target = RestoreHistory.rewind(
                     cursor: after, followed: followedRestores.withLock { $0[source] ?? [] }, restores: restores)
             {

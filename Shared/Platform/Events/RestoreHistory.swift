@@ -36,13 +36,27 @@ public enum RestoreHistory {
     public static let keptRestores = 64
     public static let keptFollowed = 256
 
+    /// The first seq a restore may go on after at `date`: microseconds since 1970.
+    public static func clockFloor(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1_000_000).rounded(.down)) }
+
+    /// The records a subscriber takes from a source whose highest seq given out is
+    /// `last`: the latest ``keptRestores`` that make sense (an id, seqs within
+    /// 0...`last`, the source going on at or after the backup's last); a damaged
+    /// history cannot send a cursor below zero or keep a subscriber busy.
+    public static func sane(_ restores: [RestoreRecord], last: Int64) -> [RestoreRecord] {
+        Array(
+            restores.filter {
+                !$0.id.isEmpty && $0.id.utf8.count <= 64 && $0.restoredAt >= 0 && $0.resumedAfter >= $0.restoredAt && $0.resumedAfter <= last
+            }.suffix(keptRestores))
+    }
+
     /// Where a subscriber at `cursor` that followed `followed` goes on from, given the
     /// source's `restores`, and the ids it has followed then; `nil` when nothing is new.
     public static func rewind(cursor: Int64, followed: [String], restores: [RestoreRecord]) -> (seq: Int64, followed: [String])? {
         let known = Set(followed)
-        let unseen = restores.filter { !known.contains($0.id) }
+        let unseen = restores.suffix(keptRestores).filter { !known.contains($0.id) }
         guard !unseen.isEmpty else { return nil }
-        let seq = min(cursor, unseen.map(\.resumedAfter).min() ?? cursor)
+        let seq = max(0, min(cursor, unseen.map(\.resumedAfter).min() ?? cursor))
         let ids = followed.filter { id in !unseen.contains { $0.id == id } } + unseen.map(\.id)
         return (seq, Array(ids.suffix(keptFollowed)))
     }
@@ -61,8 +75,10 @@ public enum RestoreHistory {
     /// kept has its one restore under the older keys: it counts as having given seqs
     /// again, the careful reading).
     public static func restores(_ db: Database) throws -> [RestoreRecord] {
-        if let stored = try PlatformMeta.get(db, historyKey) {
-            return (try? JSONDecoder().decode([RestoreRecord].self, from: Data(stored.utf8))) ?? []
+        if let stored = try PlatformMeta.get(db, historyKey),
+            let restores = try? JSONDecoder().decode([RestoreRecord].self, from: Data(stored.utf8))
+        {
+            return restores
         }
         guard let id = try PlatformMeta.get(db, Outbox.restoreIDKey) else { return [] }
         let at = try PlatformMeta.get(db, Outbox.restoredAtKey).flatMap(Int64.init) ?? 0

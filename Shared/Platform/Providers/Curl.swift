@@ -51,20 +51,26 @@ public struct TransferError: Error, Sendable, CustomStringConvertible {
 /// Calls block, so they never run on the cooperative pool: the async forms hop to
 /// dedicated threads, and the message sender calls the blocking forms on its own thread.
 public enum Curl {
-    private static let setUp: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+    /// libcurl, loaded and initialised at the first call (a process that never calls a
+    /// provider never maps it): `nil`, or why it cannot be used.
+    private static let loadFailure: String? = backend_curl_load().map { String(cString: $0) }
+
+    private static func setUp() throws {
+        if let loadFailure { throw TransferError(description: "libcurl (libcurl4) cannot be used: \(loadFailure)") }
+    }
     private static let workers = WorkerThreads(name: "provider-calls", count: 4)
 
     /// Performs an HTTP request (blocking).
     public static func perform(_ request: HTTPRequest) throws -> HTTPResponse {
-        _ = setUp
-        guard let handle = curl_easy_init() else { throw TransferError(description: "curl_easy_init failed") }
-        defer { curl_easy_cleanup(handle) }
+        try setUp()
+        guard let handle = backend_curl_easy_init() else { throw TransferError(description: "curl_easy_init failed") }
+        defer { backend_curl_easy_cleanup(handle) }
         let context = TransferContext(upload: request.body ?? Data())
         var headers: UnsafeMutablePointer<curl_slist>?
         for (name, value) in request.headers.sorted(by: { $0.key < $1.key }) {
-            headers = curl_slist_append(headers, "\(name): \(value)")
+            headers = backend_curl_slist_append(headers, "\(name): \(value)")
         }
-        defer { curl_slist_free_all(headers) }
+        defer { backend_curl_slist_free_all(headers) }
         _ = backend_curl_set_string(handle, CURLOPT_URL, request.url)
         _ = backend_curl_set_string(handle, CURLOPT_CUSTOMREQUEST, request.method)
         _ = backend_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
@@ -82,8 +88,8 @@ public enum Curl {
             let pointer = Unmanaged.passUnretained(context).toOpaque()
             _ = backend_curl_set_pointer(handle, CURLOPT_WRITEDATA, pointer)
             _ = backend_curl_set_pointer(handle, CURLOPT_READDATA, pointer)
-            let code = curl_easy_perform(handle)
-            guard code == CURLE_OK else { throw TransferError(description: String(cString: curl_easy_strerror(code))) }
+            let code = backend_curl_easy_perform(handle)
+            guard code == CURLE_OK else { throw TransferError(description: String(cString: backend_curl_easy_strerror(code))) }
             var status = 0
             _ = backend_curl_response_code(handle, &status)
             return HTTPResponse(status: status, body: context.received)
@@ -120,13 +126,13 @@ public enum Curl {
     /// Sends an email through an SMTP relay (blocking): libcurl speaks the protocol,
     /// STARTTLS included when the relay offers it.
     public static func sendMail(_ mail: Mail) throws {
-        _ = setUp
-        guard let handle = curl_easy_init() else { throw TransferError(description: "curl_easy_init failed") }
-        defer { curl_easy_cleanup(handle) }
+        try setUp()
+        guard let handle = backend_curl_easy_init() else { throw TransferError(description: "curl_easy_init failed") }
+        defer { backend_curl_easy_cleanup(handle) }
         let context = TransferContext(upload: mail.message)
         var recipients: UnsafeMutablePointer<curl_slist>?
-        recipients = curl_slist_append(recipients, "<\(mail.to)>")
-        defer { curl_slist_free_all(recipients) }
+        recipients = backend_curl_slist_append(recipients, "<\(mail.to)>")
+        defer { backend_curl_slist_free_all(recipients) }
         _ = backend_curl_set_string(handle, CURLOPT_URL, mail.relay)
         _ = backend_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "smtp,smtps")
         _ = backend_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
@@ -140,13 +146,13 @@ public enum Curl {
         _ = backend_curl_set_callback(handle, CURLOPT_READFUNCTION, readCallback)
         try withExtendedLifetime(context) {
             _ = backend_curl_set_pointer(handle, CURLOPT_READDATA, Unmanaged.passUnretained(context).toOpaque())
-            let code = curl_easy_perform(handle)
+            let code = backend_curl_easy_perform(handle)
             guard code == CURLE_OK else {
                 // The relay's last reply (e.g. 451 try later, 550 no such mailbox) tells a
                 // passing failure from a refusal; 0 when it never answered.
                 var reply = 0
                 _ = backend_curl_response_code(handle, &reply)
-                throw TransferError(description: String(cString: curl_easy_strerror(code)), responseCode: reply == 0 ? nil : reply)
+                throw TransferError(description: String(cString: backend_curl_easy_strerror(code)), responseCode: reply == 0 ? nil : reply)
             }
         }
     }

@@ -151,10 +151,11 @@ enum BuiltinOperations {
                 ],
                 required: ["events", "last"])
         ) { (_, request: ReplayRequest, db: Database) in
-            let restores = try RestoreHistory.restores(db)
+            let last = try Outbox.lastSeq(db)
+            let restores = RestoreHistory.sane(try RestoreHistory.restores(db), last: last)
             return ReplayResult(
                 events: try Outbox.events(db, source: service, after: request.after, limit: request.limit ?? 100),
-                last: try Outbox.lastSeq(db), restoredAt: restores.last?.restoredAt, restoreId: restores.last?.id,
+                last: last, restoredAt: restores.last?.restoredAt, restoreId: restores.last?.id,
                 restores: restores.isEmpty ? nil : restores)
         }
     }

@@ -149,24 +149,30 @@ public enum DatabaseBackup {
             try? FileManager.default.removeItem(at: incoming)
             throw error is Failure ? error : Failure("\(backup.path) is not a SQLite database")
         }
-        // Event seqs never go back: the database being replaced may have given out seqs
-        // past the backup's last, which subscribers have applied; new events continue
-        // after them instead of reusing them (a reused seq would be taken for one already
-        // applied). The events after the backup are lost with the rest of its writes.
-        // The restore goes on the source's restore history (`events.replay` answers it):
-        // when the replaced file is gone and seqs do go back, subscribers ahead of the
-        // backup know which events are new, even after several restores
-        // (`RestoreHistory`).
+        // Event seqs never go back and are never given twice (CONTRACT.md): subscribers
+        // have applied what the replaced database published, so a reused seq would be
+        // taken for one already applied. New events continue after every seq any copy of
+        // the database can have given out. The events after the backup are lost with the
+        // rest of its writes. The restore goes on the source's restore history
+        // (`events.replay` answers it; `RestoreHistory`).
         let replaced = try? history(of: database)
         let queue = try DatabaseQueue(path: incoming.path)
         try queue.write { db in
             guard try db.tableExists("platform_event") else { return }
             let backupLast = try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM platform_event") ?? 0
             let restored = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'platform_event'") ?? 0
-            let resumedAfter = max(backupLast, restored, replaced?.given ?? 0)
+            // Past every seq any copy of this database can have given out: the replaced
+            // file's (when it is there), and the clock's microseconds since 1970 (when it
+            // is gone, or when it is not the copy that went furthest, after earlier
+            // restores). No history of the source gives a million events a second, so a
+            // seq is never given twice, whatever was restored over what.
+            let resumedAfter = max(backupLast, restored, replaced?.given ?? 0, RestoreHistory.clockFloor(now))
             let restore = RestoreRecord(id: UUID().uuidString, restoredAt: backupLast, resumedAfter: resumedAfter)
             try RestoreHistory.store(
-                db, RestoreHistory.appending(restore, replaced: replaced?.restores ?? [], backup: try RestoreHistory.restores(db)))
+                db,
+                RestoreHistory.appending(
+                    restore, replaced: replaced.map { RestoreHistory.sane($0.restores, last: $0.given) } ?? [],
+                    backup: RestoreHistory.sane(try RestoreHistory.restores(db), last: max(backupLast, restored))))
             guard resumedAfter > restored else { return }
             try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = 'platform_event'")
             try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('platform_event', ?)", arguments: [resumedAfter])

@@ -37,6 +37,14 @@ enum DeskPages {
         return actions
     }
 
+    /// Every booking of `booking.staff.day`'s answer, from its full list, each marked when
+    /// it is not on one of the day's slots (the per-slot lists leave those out).
+    static func bookingsOfDay(_ answer: JSONValue) -> [(booking: JSONValue, offGrid: Bool)] {
+        func key(_ value: JSONValue) -> String { "\(value["cable"]?.stringValue ?? "")|\(value["start"]?.stringValue ?? "")" }
+        let onGrid = Set((answer["items"]?.arrayValue ?? []).map(key))
+        return (answer["bookings"]?.arrayValue ?? []).map { ($0, !onGrid.contains(key($0))) }
+    }
+
     @Sendable static func day(_ kit: PageKit) async -> PageResult {
         let park: JSONValue
         switch await kit.call("booking.park.get") {
@@ -54,19 +62,23 @@ enum DeskPages {
         }
         let now = Date()
         let slots = answer["items"]?.arrayValue ?? []
+        // Every booking of the day, from the day's full list: also those off today's slots
+        // (opening hours or the slot length changed after they were made), which the
+        // per-slot lists do not hold.
         var rows: [[Cell]] = []
-        for slot in slots {
-            let started = (slot["start"]?.stringValue.flatMap(Instant.parse)).map { $0 <= now } ?? false
-            for booking in slot["bookings"]?.arrayValue ?? [] {
-                let status = booking["status"]?.stringValue ?? ""
-                let rider = booking["rider"]
-                rows.append([
-                    Cell("\(slot["localStart"]?.stringValue ?? "")–\(slot["localEnd"]?.stringValue ?? "")"), Cell(slot["cable"]?.stringValue ?? ""),
-                    Cell(rider?["name"]?.stringValue ?? "—", href: "/riders/\(booking["userId"]?.stringValue ?? "")", small: rider?["phone"]?.stringValue ?? "no phone"),
-                    Cell(status.replacingOccurrences(of: "_", with: " "), badge: badge(status), small: booking["sanction"]?.stringValue.map { "sanction: \($0)" }),
-                    Cell(booking["paidWith"]?.stringValue ?? ""), Cell(actions: actions(booking, kit: kit, started: started)),
-                ])
-            }
+        for (booking, offGrid) in bookingsOfDay(answer) {
+            let started = (booking["start"]?.stringValue.flatMap(Instant.parse)).map { $0 <= now } ?? false
+            let status = booking["status"]?.stringValue ?? ""
+            let rider = booking["rider"]
+            rows.append([
+                Cell(
+                    "\(booking["localStart"]?.stringValue ?? "")–\(booking["localEnd"]?.stringValue ?? "")",
+                    small: offGrid ? "not one of today's slots" : nil),
+                Cell(booking["cable"]?.stringValue ?? ""),
+                Cell(rider?["name"]?.stringValue ?? "—", href: "/riders/\(booking["userId"]?.stringValue ?? "")", small: rider?["phone"]?.stringValue ?? "no phone"),
+                Cell(status.replacingOccurrences(of: "_", with: " "), badge: badge(status), small: booking["sanction"]?.stringValue.map { "sanction: \($0)" }),
+                Cell(booking["paidWith"]?.stringValue ?? ""), Cell(actions: actions(booking, kit: kit, started: started)),
+            ])
         }
         // One row per time, one column per cable: "1 of 4" booked, marked closed when it cannot be booked.
         var cableOrder: [String] = []
@@ -116,7 +128,7 @@ enum DeskPages {
                 Block(
                     html: starts.isEmpty
                         ? "<p class=\"empty\">No slot can be booked this day.</p>"
-                        : kit.form("desk-walk-in", values: ["payWith": "cash"], choices: ["cable": cables, "start": starts])),
+                        : kit.form("desk-walk-in", values: ["payWith": "cash"], zone: zone, choices: ["cable": cables, "start": starts])),
                 Block(
                     heading: "Closed periods",
                     html: kit.table(

@@ -99,8 +99,27 @@ enum GoalPages {
         case .success(let value): answer = value
         case .failure(let error): return .failure(error)
         }
+        // goals answers a key missing in `locale` in English: the English texts say which.
+        var english: [String: JSONValue] = [:]
+        if locale != "en", case .success(let value) = await kit.call("goals.texts", ["locale": "en"]) {
+            english = value["texts"]?.objectValue ?? [:]
+        }
         let texts = (answer["texts"]?.objectValue ?? [:]).sorted { $0.key < $1.key }
-        let rows = texts.map { key, text in [Cell(key), Cell(text.stringValue ?? "")] }
+        let rows = texts.map { key, text -> [Cell] in
+            let value = text.stringValue ?? ""
+            let fallback = locale != "en" && english[key]?.stringValue == value
+            let edit = "/goals/texts?locale=\(PageKit.queryEscape(locale))&key=\(PageKit.queryEscape(key))"
+            return [
+                Cell(key, href: edit), Cell(value, badge: fallback ? "warn" : nil, small: fallback ? "English: no text in \(locale) yet" : nil),
+            ]
+        }
+        // A key picked from the list comes into the form with its text (empty when it is
+        // still the English fallback).
+        var values = ["locale": locale]
+        if let key = kit.visit.query("key").map({ String($0.prefix(100)) }) {
+            values["key"] = key
+            if let text = answer["texts"]?[key]?.stringValue, !(locale != "en" && english[key]?.stringValue == text) { values["text"] = text }
+        }
         let picker = """
             <form method="get" action="/goals/texts"><label for="locale">Language</label> <input id="locale" name="locale" value="\(SVGChart.escape(locale))" size="6"> <button type="submit">Show</button></form>
             """
@@ -108,7 +127,9 @@ enum GoalPages {
             "Pop-up and information texts",
             [
                 Block(heading: "Texts in \(locale)", html: picker + kit.table(["Key", "Text"], rows, empty: "No texts in this language yet.")),
-                Block(text: "To change a text, give its key again; an empty text removes it.", html: kit.form("goals-text", values: ["locale": locale])),
+                Block(
+                    text: "Pick a key above to change its text, or give a new key; an empty text removes it.",
+                    html: kit.form("goals-text", values: values)),
             ])
     }
 
@@ -141,6 +162,13 @@ enum GoalPages {
         return PageKit.page("Questionnaires", blocks)
     }
 
+    /// What the inbox says above its list: goals answers its unseen count after marking
+    /// this page seen, so the page's new ones are counted from the page itself.
+    static func inboxSummary(newOnPage: Int, unseenLeft: Int64) -> String {
+        let here = newOnPage == 0 ? "Nothing new on this page" : "\(newOnPage) new on this page (highlighted; marked seen now)"
+        return unseenLeft == 0 ? "\(here); no other goal waits to be seen." : "\(here); \(unseenLeft) more not seen yet on other pages."
+    }
+
     @Sendable static func inbox(_ kit: PageKit) async -> PageResult {
         var request: [String: JSONValue] = ["limit": 25, "markSeen": true]
         if let before = kit.visit.query("before") { request["before"] = .string(String(before.prefix(100))) }
@@ -166,7 +194,7 @@ enum GoalPages {
             "Inbox of new goals",
             [
                 Block(
-                    text: "\(answer["unseen"]?.integerValue ?? 0) not seen before this page (they are marked seen now).",
+                    text: Self.inboxSummary(newOnPage: goals.filter { $0["seen"] == .bool(false) }.count, unseenLeft: answer["unseen"]?.integerValue ?? 0),
                     html: kit.table(["Goal", "Recipient", "State", "Progress", "Created"], rows, empty: "No goals yet."), wide: true,
                     links: kit.nextLink("before", more))
             ])
