@@ -219,7 +219,9 @@ public final class AdminPanel: Sendable {
 
     func page(_ route: PageRoute, request: Request, context: AdminRequestContext) async -> Response {
         guard let session = await currentSession(request) else {
-            return redirect("/login?next=\(request.uri.path.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "/-_."))) ?? "/")")
+            // Back to the page asked for, its query included, after signing in.
+            let asked = request.uri.path + (request.uri.query.map { "?\($0)" } ?? "")
+            return redirect("/login?next=\(asked.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "/-_."))) ?? "/")")
         }
         guard session.role.allows(route.role) else {
             return html(

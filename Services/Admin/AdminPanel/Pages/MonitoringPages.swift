@@ -54,7 +54,7 @@ enum MonitoringPages {
             }
             blocks.append(
                 Block(
-                    heading: "Active users per day", text: "Anyone any app's events name, per UTC day.",
+                    heading: "Active users per day", text: "People who did something in any of the apps that day (UTC): anyone an app's event names.",
                     html: SVGChart.bars(active, title: "Active users per day", color: "#3b8a5a") + dailyTable(active, kit: kit)))
         case .failure(let error): blocks.append(unavailable("Activity", error))
         }
@@ -131,7 +131,14 @@ enum MonitoringPages {
         }
         var rows: [[Cell]] = []
         var blocks: [Block] = []
+        var latency: [(service: String, p50: Double, p99: Double)] = []
         let health = (try? answers["gateway"]?.get()) ?? [:]
+        // The gateway answers its own health (and each service's as it last saw it).
+        let gatewayStatus = health["status"]?.stringValue ?? "unreachable"
+        rows.append([
+            Cell("gateway", small: "forwards every request; its own figures are on /metrics"),
+            Cell(gatewayStatus, badge: gatewayStatus == "ok" ? "ok" : "bad"), Cell("—"), Cell("—"), Cell("—"), Cell("—"), Cell("—"),
+        ])
         for service in services {
             let status = health["services"]?[service]?["status"]?.stringValue ?? "unknown"
             guard case .success(let metrics)? = answers[service] else {
@@ -147,13 +154,14 @@ enum MonitoringPages {
                 Cell(kit.format.number(errors), small: codes.isEmpty ? nil : codes.joined(separator: ", "), numeric: true),
                 Cell(milliseconds(hour["p50Ms"]), numeric: true), Cell(milliseconds(hour["p90Ms"]), numeric: true), Cell(milliseconds(hour["p99Ms"]), numeric: true),
             ])
+            if requests > 0 { latency.append((service, Self.milliseconds(hour["p50Ms"]), Self.milliseconds(hour["p99Ms"]))) }
             let minutes = metrics["minutes"]?.arrayValue ?? []
             let format = Formatting(locale: kit.visit.session.locale)
             let points = minutes.map { minute -> SVGChart.Point in
                 let label = format.dateTime(minute["start"]?.stringValue).split(separator: " ").last.map(String.init) ?? ""
                 return SVGChart.Point(label, Double(minute["requests"]?.integerValue ?? 0))
             }
-            let errorPoints = minutes.map { SVGChart.Point($0["start"]?.stringValue ?? "", Double($0["errors"]?.integerValue ?? 0)) }
+            let errorPoints = zip(minutes, points).map { minute, point in SVGChart.Point(point.label, Double(minute["errors"]?.integerValue ?? 0)) }
             let totalErrors = errorPoints.reduce(0) { $0 + $1.value }
             // The per-operation figures Prometheus and `ctl top` read too.
             let operations = (metrics["operations"]?.arrayValue ?? []).map { op in
@@ -173,13 +181,29 @@ enum MonitoringPages {
                     heading: "\(service): requests per minute",
                     text: "Since \(kit.format.dateTime(metrics["since"]?.stringValue)): \(kit.format.number(metrics["total"]?["requests"]?.integerValue ?? 0)) requests, \(kit.format.number(metrics["total"]?["errors"]?.integerValue ?? 0)) errors.",
                     html: SVGChart.bars(points, title: "\(service): requests per minute, last hour", height: 150)
-                        + (totalErrors > 0 ? SVGChart.bars(errorPoints.map { SVGChart.Point("", $0.value) }, title: "\(service): errors per minute", height: 90, color: "#b3261e") : "")
+                        + (totalErrors > 0 ? SVGChart.bars(errorPoints, title: "\(service): errors per minute", height: 90, color: "#b3261e") : "")
                         + byOperation))
         }
         let table = Block(
             heading: "Services, the last hour",
             text: "Requests answered by each service (health checks left out), errors by code, and latency inside the service: p99 means 99 % took at most that long.",
             html: kit.table(["Service", "Health", "Requests", "Errors", "p50", "p90", "p99"], rows), wide: true)
-        return PageKit.page("Monitoring", [table] + blocks)
+        let latencyBlock = Block(
+            heading: "Latency by service, the last hour",
+            text: latency.isEmpty ? "No requests in the last hour." : "Half of the requests took at most the first figure, 99 % at most the second.",
+            html: latency.isEmpty
+                ? ""
+                : SVGChart.bars(latency.map { SVGChart.Point($0.service, $0.p50) }, title: "p50 latency by service (ms)", unit: " ms", height: 150)
+                    + SVGChart.bars(latency.map { SVGChart.Point($0.service, $0.p99) }, title: "p99 latency by service (ms)", unit: " ms", height: 150, color: "#b06a2f"))
+        return PageKit.page("Monitoring", [table, latencyBlock] + blocks)
+    }
+
+    /// A figure in milliseconds as a number (0 when missing).
+    static func milliseconds(_ value: JSONValue?) -> Double {
+        switch value {
+        case .number(let number)?: number
+        case .integer(let number)?: Double(number)
+        default: 0
+        }
     }
 }
