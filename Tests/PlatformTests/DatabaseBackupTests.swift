@@ -120,6 +120,14 @@ struct RestoreSequenceTests {
         let again = try await DatabaseQueue(path: database.path).read { db in try RestoreHistory.restores(db) }
         #expect(again.map(\.restoredAt) == [5])  // the replaced file's history went with it
         #expect(again.last?.resumedAfter == RestoreHistory.clockFloor(later))
+
+        // A clock behind that restore's (set back, or another machine's) is refused where
+        // the history shows it, and nothing is replaced.
+        let copy = directory.url.appendingPathComponent("flood-later.sqlite")
+        _ = try DatabaseBackup.backup(database, to: copy)
+        #expect(throws: DatabaseBackup.Failure.self) { try DatabaseBackup.restore(copy, into: database, now: now) }
+        #expect(try append(1) == [RestoreHistory.clockFloor(later) + 2])
+        #expect(!FileManager.default.fileExists(atPath: data.appendingPathComponent(".flood.sqlite.restoring").path))
     }
 
     @Test("a damaged restore history in a backup is not carried on; replay answers only sane records")

@@ -69,13 +69,17 @@ struct RestoreHistoryTests {
             RestoreRecord(id: "ok", restoredAt: 1, resumedAfter: 2),
         ]
         #expect(RestoreHistory.sane(records, last: 100).map(\.id) == ["ok"])
-        let many = (0..<300).map { RestoreRecord(id: "m\($0)", restoredAt: 1, resumedAfter: 2) }
+        let many = (0..<300).map { RestoreRecord(id: "m\($0)", restoredAt: 2, resumedAfter: 2) }
         #expect(RestoreHistory.sane(many, last: 100).count == RestoreHistory.keptRestores)
         // Never below zero, and a long answer is taken to its latest 64: following them
         // leaves nothing unseen (no endless rewinds).
         let target = RestoreHistory.rewind(cursor: 10, followed: [], restores: many)
         #expect(target?.seq == 2)
         #expect(RestoreHistory.rewind(cursor: 2, followed: target?.followed ?? [], restores: many) == nil)
+        // Records of restores that moved seqs on never move a cursor back, whatever their
+        // numbers say (a clock set back, a history made up).
+        let movedOn = (0..<300).map { RestoreRecord(id: "x\($0)", restoredAt: Int64($0), resumedAfter: Int64(2 * $0)) }
+        #expect(RestoreHistory.rewind(cursor: 1_791, followed: [], restores: movedOn)?.seq == 1_791)
     }
 
     @Test("the ids a subscriber keeps are bounded, the latest kept")

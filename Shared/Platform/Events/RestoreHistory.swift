@@ -13,6 +13,10 @@ public struct RestoreRecord: Codable, Sendable, Equatable {
     /// `restoredAt` when it was gone and seqs were given again.
     public var resumedAfter: Int64
 
+    /// Whether the source went on right after the backup's last (restores before seqs
+    /// were moved past the clock did so when the replaced file was gone).
+    public var gaveSeqsAgain: Bool { resumedAfter == restoredAt }
+
     public init(id: String, restoredAt: Int64, resumedAfter: Int64) {
         self.id = id
         self.restoredAt = restoredAt
@@ -56,7 +60,11 @@ public enum RestoreHistory {
         let known = Set(followed)
         let unseen = restores.suffix(keptRestores).filter { !known.contains($0.id) }
         guard !unseen.isEmpty else { return nil }
-        let seq = max(0, min(cursor, unseen.map(\.resumedAfter).min() ?? cursor))
+        // Only a restore that gave seqs again (an earlier version's, with the replaced
+        // file gone: it went on right after the backup's last) moves a cursor. One that
+        // moved seqs on never needs to, and moving back for it would apply events twice.
+        let back = unseen.filter(\.gaveSeqsAgain).map(\.resumedAfter).min() ?? cursor
+        let seq = max(0, min(cursor, back))
         let ids = followed.filter { id in !unseen.contains { $0.id == id } } + unseen.map(\.id)
         return (seq, Array(ids.suffix(keptFollowed)))
     }
