@@ -42,6 +42,26 @@ struct AdminRulesTests {
         #expect(html.contains("not a phone number"))
     }
 
+    @Test("the desk offers walk-ins the slots within the riders' minimum notice too, not started, not full, not closed")
+    func walkInSlots() {
+        let now = Instant.parse("2026-11-27T08:00:00.000Z")!
+        func slot(_ start: String, _ end: String, cable: String = "main", free: Int64 = 2, bookable: Bool = false) -> JSONValue {
+            ["cable": .string(cable), "start": .string(start), "end": .string(end), "localStart": .string(start), "localEnd": .string(end),
+             "free": .integer(free), "bookable": .bool(bookable)]
+        }
+        let answer: JSONValue = [
+            "items": [
+                slot("2026-11-27T07:30:00.000Z", "2026-11-27T08:00:00.000Z"),  // started
+                slot("2026-11-27T08:02:00.000Z", "2026-11-27T08:32:00.000Z"),  // within the notice: offered
+                slot("2026-11-27T08:32:00.000Z", "2026-11-27T09:02:00.000Z", free: 0),  // full
+                slot("2026-11-27T09:02:00.000Z", "2026-11-27T09:32:00.000Z"),  // closed period
+                slot("2026-11-27T10:00:00.000Z", "2026-11-27T10:30:00.000Z", bookable: true),
+            ],
+            "blocks": [["cable": nil, "start": "2026-11-27T09:00:00.000Z", "end": "2026-11-27T09:30:00.000Z"]],
+        ]
+        #expect(DeskPages.walkInStarts(answer, now: now).map(\.value) == ["2026-11-27T08:02:00.000Z", "2026-11-27T10:00:00.000Z"])
+    }
+
     static func form(_ id: String) throws -> AdminForm {
         try #require(FormCatalog.all.first { $0.id == id })
     }

@@ -104,6 +104,20 @@ struct BookingOperationTests {
                 ).ok)
             let parkInfo = try await booking.call("booking.park.get", idempotent: true)
             #expect(parkInfo.data?["packages"]?.arrayValue?.contains { $0["id"] == "three" } == true)
+            // The hours are shown as they were set: per weekday, and dates from today on.
+            #expect(try await booking.call("booking.admin.hours.set", data: ["weekday": 2, "open": "10:24", "close": "21:00"], as: Self.admin).ok)
+            let utcToday = LocalDate(daysSinceEpoch: Int64(Date().timeIntervalSince1970 / 86_400))
+            let closed = LocalDate(daysSinceEpoch: utcToday.daysSinceEpoch + 40).description
+            let other = LocalDate(daysSinceEpoch: utcToday.daysSinceEpoch + 41).description
+            #expect(try await booking.call("booking.admin.hours.set", data: ["date": .string(closed)], as: Self.admin).ok)
+            #expect(try await booking.call("booking.admin.hours.set", data: ["date": .string(other), "open": "12:00", "close": "23:30"], as: Self.admin).ok)
+            #expect(try await booking.call("booking.admin.hours.set", data: ["date": "2001-01-01"], as: Self.admin).ok)
+            let hours = try await booking.call("booking.park.get", idempotent: true).data
+            #expect(hours?["hours"]?.arrayValue?.first { $0["weekday"] == 2 } == ["weekday": 2, "open": "10:24", "close": "21:00"])
+            #expect(
+                hours?["exceptions"]?.arrayValue == [
+                    ["date": .string(closed), "open": nil, "close": nil], ["date": .string(other), "open": "12:00", "close": "23:30"],
+                ])
             #expect(try await booking.call("booking.pass.topup", data: ["package": "three"], as: rider, idem: "p").data?["pass"]?["sessions"] == 3)
 
             let slots = try await BookingFlowTests.bookableSlots(booking.client)

@@ -45,6 +45,27 @@ enum DeskPages {
         return (answer["bookings"]?.arrayValue ?? []).map { ($0, !onGrid.contains(key($0))) }
     }
 
+    /// The slots the desk can book a walk-in on: those riders can book, and those within
+    /// the riders' minimum notice (the rider is at the counter) that have not started, have
+    /// a free place and are not in a closed period.
+    static func walkInStarts(_ answer: JSONValue, now: Date) -> [FormField.Choice] {
+        let blocks = (answer["blocks"]?.arrayValue ?? []).compactMap { block -> (cable: String?, start: Date, end: Date)? in
+            guard let start = block["start"]?.stringValue.flatMap(Instant.parse), let end = block["end"]?.stringValue.flatMap(Instant.parse) else { return nil }
+            return (block["cable"]?.stringValue, start, end)
+        }
+        var starts: [FormField.Choice] = []
+        for slot in answer["items"]?.arrayValue ?? [] {
+            guard let start = slot["start"]?.stringValue, let begins = Instant.parse(start), !starts.contains(where: { $0.value == start }) else { continue }
+            let ends = slot["end"]?.stringValue.flatMap(Instant.parse) ?? begins
+            let cable = slot["cable"]?.stringValue
+            let blocked = blocks.contains { ($0.cable == nil || $0.cable == cable) && $0.start < ends && $0.end > begins }
+            let open = slot["bookable"] == .bool(true) || (begins > now && (slot["free"]?.integerValue ?? 0) > 0 && !blocked)
+            guard open else { continue }
+            starts.append(FormField.Choice(start, "\(slot["localStart"]?.stringValue ?? "")–\(slot["localEnd"]?.stringValue ?? "")"))
+        }
+        return starts
+    }
+
     @Sendable static func day(_ kit: PageKit) async -> PageResult {
         let park: JSONValue
         switch await kit.call("booking.park.get") {
@@ -107,11 +128,7 @@ enum DeskPages {
         let cables = (park["cables"]?.arrayValue ?? []).filter { $0["active"] == .bool(true) }.compactMap { cable in
             cable["id"]?.stringValue.map { FormField.Choice($0, cable["name"]?.stringValue ?? $0) }
         }
-        var starts: [FormField.Choice] = []
-        for slot in slots where slot["bookable"] == .bool(true) {
-            guard let start = slot["start"]?.stringValue, !starts.contains(where: { $0.value == start }) else { continue }
-            starts.append(FormField.Choice(start, "\(slot["localStart"]?.stringValue ?? "")–\(slot["localEnd"]?.stringValue ?? "")"))
-        }
+        let starts = walkInStarts(answer, now: now)
         let dayStart = "\(date.description)T\(String(today) == date.description ? LocalDateTimeText.text(now, zone: zone).suffix(5) : "00:00")"
         return PageKit.page(
             "The day at the park: \(kit.format.date(date.description))",

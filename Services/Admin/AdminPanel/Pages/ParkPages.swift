@@ -3,6 +3,23 @@ import Platform
 
 /// The wake park's settings, cables, hours, prices and packages.
 enum ParkPages {
+    /// The weekly hours, then the dates from today on with other hours (closed said so).
+    static func hoursRows(_ park: JSONValue, kit: PageKit) -> [[Cell]] {
+        let names = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+        var weekly: [Int: String] = [:]
+        for day in park["hours"]?.arrayValue ?? [] {
+            guard let weekday = day["weekday"]?.integerValue else { continue }
+            weekly[Int(weekday)] = "\(day["open"]?.stringValue ?? "")–\(day["close"]?.stringValue ?? "")"
+        }
+        let rows = (1...7).map { weekday in [Cell(names[weekday - 1]), weekly[weekday].map { Cell($0) } ?? Cell("closed", badge: "warn")] }
+        let exceptions = (park["exceptions"]?.arrayValue ?? []).map { date -> [Cell] in
+            let day = Cell(kit.format.date(date["date"]?.stringValue), small: "this date only")
+            guard let open = date["open"]?.stringValue, let close = date["close"]?.stringValue else { return [day, Cell("closed", badge: "warn")] }
+            return [day, Cell("\(open)–\(close)")]
+        }
+        return rows + exceptions
+    }
+
     @Sendable static func settings(_ kit: PageKit) async -> PageResult {
         let park: JSONValue
         switch await kit.call("booking.park.get") {
@@ -45,7 +62,8 @@ enum ParkPages {
                 Block(heading: "Settings", html: kit.form("park-settings", values: kit.values("park-settings", from: park), title: "Settings")),
                 Block(
                     heading: "Opening hours", text: "Per weekday, or for one date (a holiday). Times in the park's zone (\(park["timeZone"]?.stringValue ?? "")).",
-                    html: kit.form("park-hours", title: "Set the hours")),
+                    html: kit.table(["Day", "Hours"], hoursRows(park, kit: kit), empty: "The park is closed every day: set some hours.")
+                        + kit.form("park-hours", title: "Set the hours")),
                 Block(
                     heading: "Cables", html: kit.table(["", "Cable", ""], cableRows, empty: "No cables.")
                         + kit.form("park-cable", values: cableValues, title: kit.visit.query("cable").map { "Edit \($0)" } ?? "Add or change a cable")),

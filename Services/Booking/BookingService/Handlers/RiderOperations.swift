@@ -28,6 +28,41 @@ struct RiderOperations: Sendable {
         var lateSanction: String
         var cables: [Cable]
         var packages: [Package]
+        /// Opening hours per weekday (1 = Monday; a missing day is closed).
+        var hours: [DayHours]
+        /// Dates from today on with other hours (`open` and `close` null: closed).
+        var exceptions: [DateHours]
+
+        struct DayHours: Codable, Sendable {
+            var weekday: Int
+            var open: String
+            var close: String
+        }
+
+        struct DateHours: Codable, Sendable {
+            var date: String
+            var open: String?
+            var close: String?
+
+            /// Closed days say so with nulls (the schema requires both members).
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(date, forKey: .date)
+                try container.encode(open, forKey: .open)
+                try container.encode(close, forKey: .close)
+            }
+        }
+
+        /// `HH:MM`; the end of the day (24:00) is written 00:00, as booking.admin.hours.set takes it.
+        static func clock(_ minutes: Int) -> String { Slot.clock(minutes % 1_440) }
+
+        static func hours(_ schedule: ParkSchedule, from today: LocalDate) -> (weekly: [DayHours], exceptions: [DateHours]) {
+            let weekly = schedule.weekly.sorted { $0.key < $1.key }.map { DayHours(weekday: $0.key, open: clock($0.value.open), close: clock($0.value.close)) }
+            let exceptions = schedule.exceptions.filter { $0.key >= today }.sorted { $0.key < $1.key }.prefix(366).map { date, hours in
+                DateHours(date: date.description, open: hours.map { clock($0.open) }, close: hours.map { clock($0.close) })
+            }
+            return (weekly, Array(exceptions))
+        }
     }
 
     var park: ServiceOperation {
@@ -44,19 +79,34 @@ struct RiderOperations: Sendable {
                     "cables": .array(
                         of: .object(["id": .string(), "name": .string(), "active": .boolean, "image": Self.imageSchema], required: ["id", "name", "active"])),
                     "packages": .array(of: Self.packageSchema),
+                    "hours": .array(
+                        of: .object(
+                            ["weekday": .integer(minimum: 1, maximum: 7), "open": .string(format: .time), "close": .string(format: .time)],
+                            required: ["weekday", "open", "close"]), maxItems: 7
+                    ).described("opening hours per weekday, 1 = Monday; a weekday missing is closed; close 00:00 means midnight"),
+                    "exceptions": .array(
+                        of: .object(
+                            [
+                                "date": .string(format: .date), "open": JSONSchema.string(format: .time).nullable(),
+                                "close": JSONSchema.string(format: .time).nullable(),
+                            ], required: ["date", "open", "close"]), maxItems: 366
+                    ).described("dates from today (the park's) on with other hours; open and close null: closed that day"),
                 ],
                 required: [
                     "timeZone", "slotMinutes", "capacity", "minimumNoticeMinutes", "horizonDays", "maxBookingsPerDay", "price",
-                    "freeCancellationSeconds", "lateSanction", "cables", "packages",
+                    "freeCancellationSeconds", "lateSanction", "cables", "packages", "hours", "exceptions",
                 ])
         ) { (_, _: Empty, db: Database) in
             let park = try state.configuration(db)
+            let today = park.schedule.clock.local(Date()).date
+            let hours = ParkView.hours(park.schedule, from: today)
             return ParkView(
                 timeZone: park.schedule.timeZone.identifier, slotMinutes: park.schedule.slotMinutes, capacity: park.capacity,
                 minimumNoticeMinutes: Int(park.minimumNotice / 60), horizonDays: park.horizonDays,
                 maxBookingsPerDay: park.maxBookingsPerDay, price: park.price,
                 freeCancellationSeconds: park.policy.freeCancellationSeconds, lateSanction: park.policy.sanction.rawValue,
-                cables: park.cables.filter(\.active), packages: try ParkConfiguration.packages(db, currency: park.price.currency))
+                cables: park.cables.filter(\.active), packages: try ParkConfiguration.packages(db, currency: park.price.currency),
+                hours: hours.weekly, exceptions: hours.exceptions)
         }
     }
 
