@@ -110,6 +110,14 @@ struct BookingDeskFlowTests {
                     "payWith": "cash", "reason": "walked in",
                 ], token: staff, idem: "walk-in-1")
             #expect(retried.data?["booking"]?["id"] == walkIn.data?["booking"]?["id"], "a retry books once")
+            // The desk finds the rider at the counter by phone (never making an account).
+            let byPhone = try await stack.client.call("booking.staff.rider", data: ["phone": "+375297770011"], token: staff, idempotent: true)
+            #expect(byPhone.data?["rider"]?["id"] == .string(riderID) && byPhone.data?["bookings"]?.arrayValue?.count == 1)
+            let nobody = try await stack.client.call("booking.staff.rider", data: ["phone": "+375297770099"], token: staff, idempotent: true)
+            #expect(nobody.error?.code == .notFound)
+            let both = try await stack.client.call(
+                "booking.staff.rider", data: ["phone": "+375297770011", "user": .string(riderID)], token: staff, idempotent: true)
+            #expect(both.error?.code == .validationFailed)
             // The rider later signs in with an SMS code and finds the booking.
             let rider = try await BookingFlowTests.phoneSignIn(stack, "+375297770011", first: "Olga", last: "Walker")
             let upcoming = try await stack.client.call("booking.history", data: ["filter": "upcoming"], token: rider, idempotent: true)

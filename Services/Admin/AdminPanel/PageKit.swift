@@ -99,6 +99,7 @@ enum PageCatalog {
         PageRoute(path: "/fitness/exercises/:id", role: .admin, parameters: ["id"], handler: CatalogPages.exercise),
         PageRoute(path: "/park", role: .admin, handler: ParkPages.settings),
         PageRoute(path: "/desk", role: .staff, handler: DeskPages.day),
+        PageRoute(path: "/riders", role: .staff, handler: DeskPages.findRider),
         PageRoute(path: "/riders/:id", role: .staff, parameters: ["id"], handler: DeskPages.rider),
         PageRoute(path: "/monitoring", role: .admin, handler: MonitoringPages.services),
         PageRoute(path: "/activity", role: .admin, handler: OperationsPages.activity),

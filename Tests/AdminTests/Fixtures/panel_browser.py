@@ -215,6 +215,12 @@ try:
     click(walk_in.find_element(By.CSS_SELECTOR, "button[type=submit]"))
     check(flash() == "Booked.", f"staff book a walk-in ({flash() or text()[:200]})")
     check("Walk In" in text(), "the walk-in shows on the day")
+    # The rider at the counter, found by phone: their pass and bookings.
+    finder = driver.find_element(By.CSS_SELECTOR, "form[action='/riders']")
+    finder.find_element(By.NAME, "phone").send_keys(args.walk_in_phone)
+    click(finder.find_element(By.CSS_SELECTOR, "button[type=submit]"))
+    check("/riders/" in driver.current_url and "Ledger" in text(), f"staff find the walk-in by phone ({driver.current_url})")
+    open_page("/desk")
 
     # The booked rider did not come: once the training has started, mark a no-show.
     deadline = time.time() + 150

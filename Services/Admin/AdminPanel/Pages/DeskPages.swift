@@ -94,7 +94,7 @@ enum DeskPages {
             rows.append([
                 Cell(
                     "\(booking["localStart"]?.stringValue ?? "")–\(booking["localEnd"]?.stringValue ?? "")",
-                    small: offGrid ? "not one of today's slots" : nil),
+                    small: offGrid ? "not one of the day's slots" : nil),
                 Cell(booking["cable"]?.stringValue ?? ""),
                 Cell(rider?["name"]?.stringValue ?? "—", href: "/riders/\(booking["userId"]?.stringValue ?? "")", small: rider?["phone"]?.stringValue ?? "no phone"),
                 Cell(status.replacingOccurrences(of: "_", with: " "), badge: badge(status), small: booking["sanction"]?.stringValue.map { "sanction: \($0)" }),
@@ -137,7 +137,8 @@ enum DeskPages {
                     heading: "Bookings",
                     text: (asked != nil && LocalDate(asked!) == nil ? "“\(asked!.prefix(40))” is not a date (YYYY-MM-DD): today is shown. " : "")
                         + "Times in the park's zone (\(zone.identifier)). Marks are possible once a training has started.",
-                    html: picker + kit.table(["Time", "Cable", "Rider", "Status", "Paid with", ""], rows, empty: "No bookings this day."), wide: true),
+                    html: picker + kit.table(["Time", "Cable", "Rider", "Status", "Paid with", ""], rows, empty: "No bookings this day.") + findForm(),
+                    wide: true),
                 Block(
                     heading: "Slots", text: "Places booked per slot and cable; closed: past, blocked or full.",
                     html: "<details\(byTime.count <= 16 ? " open" : "")><summary>\(byTime.count) slots</summary>"
@@ -160,6 +161,30 @@ enum DeskPages {
                         }, empty: "Nothing is closed this day.")
                         + kit.form("desk-block", values: ["start": dayStart, "end": "\(date.description)T23:59"], zone: zone, choices: ["cable": cables])),
             ])
+    }
+
+    /// The form that finds a rider at the counter by phone (`/riders?phone=`).
+    static func findForm(_ phone: String = "") -> String {
+        """
+        <form method="get" action="/riders"><label for="find-phone">Find a rider by phone</label> <input id="find-phone" name="phone" type="tel" value="\(SVGChart.escape(phone))" placeholder="+375…" size="16"> <button type="submit">Find</button></form>
+        """
+    }
+
+    /// A rider found by phone: their page; else the form again, saying why.
+    @Sendable static func findRider(_ kit: PageKit) async -> PageResult {
+        let phone = String((kit.visit.query("phone") ?? "").prefix(40)).filter { !$0.isWhitespace }
+        var problem = ""
+        if !phone.isEmpty {
+            switch await kit.call("booking.staff.rider", ["phone": .string(phone)]) {
+            case .success(let answer):
+                if let id = answer["rider"]?["id"]?.stringValue { return .redirect("/riders/\(PageKit.queryEscape(id))") }
+                problem = "No rider has this phone number."
+            case .failure(let error) where error.code == .notFound: problem = "No rider has this phone number: book a walk-in with names to make one."
+            case .failure(let error) where error.code == .validationFailed: problem = "“\(phone)” is not a phone number in international form (+375…)."
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return PageKit.page("Find a rider", [Block(text: problem.isEmpty ? "A rider's pass, ledger and bookings, by their phone number." : problem, html: findForm(phone))])
     }
 
     @Sendable static func rider(_ kit: PageKit) async -> PageResult {

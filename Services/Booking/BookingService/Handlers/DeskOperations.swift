@@ -150,15 +150,18 @@ struct DeskOperations: Sendable {
     // MARK: One rider, and who did what
 
     struct RiderRequest: Codable, Sendable {
-        var user: String
+        var user: String?
+        /// Instead of `user`: the rider with this phone number (a rider at the counter).
+        var phone: String?
     }
 
     var rider: ServiceOperation {
         let riders = self.riders
         return .task(
             "booking.staff.rider",
-            summary: "One rider as the desk needs them before deciding a sanction: name and phone (from auth; null when auth cannot say or the account was deleted; not_found when neither auth nor the park knows the id), the pass with its latest 50 ledger movements (with the staff member behind each), the latest 50 bookings (newest start first) and the latest 50 staff actions about them.",
-            auth: StaffOperations.staff, request: .object(["user": .string(minLength: 1, maxLength: 100)], required: ["user"]),
+            summary: "One rider as the desk needs them before deciding a sanction: name and phone (from auth; null when auth cannot say or the account was deleted; not_found when neither auth nor the park knows the id), the pass with its latest 50 ledger movements (with the staff member behind each), the latest 50 bookings (newest start first) and the latest 50 staff actions about them. Give `user` (an id) or `phone` (the rider at the counter; not_found when no account has that number).",
+            auth: StaffOperations.staff,
+            request: .object(["user": .string(minLength: 1, maxLength: 100), "phone": .string(format: .e164)]),
             response: .object(
                 [
                     "rider": JSONSchema.object(
@@ -171,26 +174,36 @@ struct DeskOperations: Sendable {
         ) { (context, input: RiderRequest) in
             // Unknown to auth and to the park: not_found. Auth down: the park's records, rider null.
             var found: JSONValue?
+            let user: String
+            switch (input.user, input.phone) {
+            case (let id?, nil): user = id
+            case (nil, let phone?):
+                // Found, never created: no names are given.
+                let rider = try await riders.rider(phone: phone, firstName: nil, lastName: nil, actor: try context.requirePrincipal().userID)
+                guard let id = rider["id"]?.stringValue else { throw ServiceError.notFound("no rider has this phone number") }
+                user = id
+            default: throw ServiceError.validationFailed(["user": "give user or phone, one of them"])
+            }
             // The anonymous id pools every deleted rider: not one rider to look at.
-            if input.user == DeletedRider.id { throw ServiceError.notFound("no such rider") }
+            if user == DeletedRider.id { throw ServiceError.notFound("no such rider") }
             var unknown = false
             do {
-                found = try await riders.rider(input.user)
+                found = try await riders.rider(user)
             } catch let error as ServiceError where error.code == .notFound {
                 unknown = true
             } catch {}
             let (person, unknownToAuth) = (found, unknown)
             return try await context.database().read { db -> JSONValue in
                 let currency = try ParkConfiguration.load(db).price.currency
-                let pass = try RiderOperations.passView(db, user: input.user, currency: currency, recent: 50, withActors: true)
+                let pass = try RiderOperations.passView(db, user: user, currency: currency, recent: 50, withActors: true)
                 let bookings = try Row.fetchAll(
-                    db, sql: "SELECT * FROM booking WHERE user_id = ? ORDER BY start_at DESC, id DESC LIMIT 50", arguments: [input.user]
+                    db, sql: "SELECT * FROM booking WHERE user_id = ? ORDER BY start_at DESC, id DESC LIMIT 50", arguments: [user]
                 ).map(BookingView.init(row:))
-                let actions = try StaffLog.list(db, user: input.user, booking: nil, before: nil, limit: 50)
+                let actions = try StaffLog.list(db, user: user, booking: nil, before: nil, limit: 50)
                 if unknownToAuth, bookings.isEmpty, actions.isEmpty, pass.recent.isEmpty { throw ServiceError.notFound("no such rider") }
                 var rider = JSONValue.null
                 if case .object(var members)? = person {
-                    members["id"] = .string(input.user)
+                    members["id"] = .string(user)
                     rider = .object(members)
                 }
                 return [
