@@ -196,6 +196,11 @@ enum DeskPages {
         }
         let pass = answer["pass"] ?? [:]
         let now = Date()
+        // Times at the desk are the park's, as the bookings' are.
+        var atPark = kit.format
+        if case .success(let park) = await kit.call("booking.park.get"), let zone = park["timeZone"]?.stringValue.flatMap(TimeZone.init(identifier:)) {
+            atPark = Formatting(locale: kit.visit.session.locale, zone: zone)
+        }
         let bookings = (answer["bookings"]?.arrayValue ?? []).map { booking -> [Cell] in
             let status = booking["status"]?.stringValue ?? ""
             let started = (booking["start"]?.stringValue.flatMap(Instant.parse)).map { $0 <= now } ?? false
@@ -207,13 +212,13 @@ enum DeskPages {
         }
         let ledger = (pass["recent"]?.arrayValue ?? []).map { entry -> [Cell] in
             [
-                Cell(kit.format.dateTime(entry["at"]?.stringValue)), Cell(entry["kind"]?.stringValue ?? "", small: entry["reason"]?.stringValue),
+                Cell(atPark.dateTime(entry["at"]?.stringValue)), Cell(entry["kind"]?.stringValue ?? "", small: entry["reason"]?.stringValue),
                 Cell(String(entry["sessions"]?.integerValue ?? 0), numeric: true), Cell(kit.format.money(entry["amount"]), numeric: true),
             ]
         }
         let staffActions = (answer["actions"]?.arrayValue ?? []).map { action -> [Cell] in
             [
-                Cell(kit.format.dateTime(action["at"]?.stringValue)), Cell(action["action"]?.stringValue ?? ""),
+                Cell(atPark.dateTime(action["at"]?.stringValue)), Cell(action["action"]?.stringValue ?? ""),
                 Cell(action["reason"]?.stringValue ?? "—"), Cell(action["actor"]?.stringValue ?? ""),
             ]
         }
@@ -229,7 +234,9 @@ enum DeskPages {
                             [Cell("Phone"), Cell(rider["phone"]?.stringValue ?? "—")], [Cell("Sessions left"), Cell.number(pass["sessions"]?.integerValue, kit.format)],
                             [Cell("Balance"), Cell(kit.format.money(pass["balance"]), numeric: true)],
                         ]) + kit.form("rider-credit", values: ["user": id])),
-                Block(heading: "Ledger", html: kit.table(["When", "What", "Sessions", "Money"], ledger, empty: "No movements yet.")),
+                Block(
+                    heading: "Ledger", text: "The latest 50 movements; times in the park's zone (\(atPark.zone.identifier)).",
+                    html: kit.table(["When", "What", "Sessions", "Money"], ledger, empty: "No movements yet.")),
                 Block(heading: "Bookings", html: kit.table(["Day", "Cable", "Status", "Price", ""], bookings, empty: "No bookings yet."), wide: true),
                 Block(heading: "What the staff did", html: kit.table(["When", "Action", "Reason", "Staff"], staffActions, empty: "Nothing yet."), wide: true),
             ])
