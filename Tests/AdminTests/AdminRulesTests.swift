@@ -62,6 +62,16 @@ struct AdminRulesTests {
         #expect(DeskPages.walkInStarts(answer, now: now).map(\.value) == ["2026-11-27T08:02:00.000Z", "2026-11-27T10:00:00.000Z"])
     }
 
+    @Test("long lists the panel holds whole are shown 25 to a page; a page asked out of range shows the nearest")
+    func paging() {
+        #expect(PageKit.page(of: 64, size: 25, asked: nil) == (1, 3))
+        #expect(PageKit.page(of: 64, size: 25, asked: "3") == (3, 3))
+        #expect(PageKit.page(of: 64, size: 25, asked: "9") == (3, 3))
+        #expect(PageKit.page(of: 64, size: 25, asked: "-2") == (1, 3))
+        #expect(PageKit.page(of: 64, size: 25, asked: "x") == (1, 3))
+        #expect(PageKit.page(of: 0, size: 25, asked: nil) == (1, 1))
+    }
+
     static func form(_ id: String) throws -> AdminForm {
         try #require(FormCatalog.all.first { $0.id == id })
     }

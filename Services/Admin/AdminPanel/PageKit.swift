@@ -50,6 +50,31 @@ struct PageKit: Sendable {
         value.addingPercentEncoding(withAllowedCharacters: CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_.~:"))) ?? ""
     }
 
+    /// One page of a list the panel holds whole (`parameter` in the query: the page's
+    /// number, from 1), with links to the pages before and after it.
+    func paged<Item>(_ items: [Item], parameter: String, size: Int = 25) -> (items: [Item], links: [(label: String, href: String)]) {
+        let (page, pages) = Self.page(of: items.count, size: size, asked: visit.query(parameter))
+        let slice = Array(items.dropFirst((page - 1) * size).prefix(size))
+        guard pages > 1 else { return (slice, []) }
+        func link(_ number: Int) -> String {
+            var query = visit.query.filter { !$0.key.hasPrefix(":") }
+            query[parameter] = String(number)
+            return visit.path + "?" + query.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.queryEscape($0.value))" }.joined(separator: "&")
+        }
+        var links: [(label: String, href: String)] = []
+        if page > 1 { links.append(("← Previous page", link(page - 1))) }
+        links.append(("Page \(page) of \(pages)", link(page)))
+        if page < pages { links.append(("Next page →", link(page + 1))) }
+        return (slice, links)
+    }
+
+    /// The page to show of `count` items (asked as text: anything else is page 1, past
+    /// the end the last page) and how many there are.
+    static func page(of count: Int, size: Int, asked: String?) -> (page: Int, pages: Int) {
+        let pages = max(1, (count + size - 1) / size)
+        return (min(max(1, Int(asked ?? "") ?? 1), pages), pages)
+    }
+
     func nextLink(_ parameter: String, _ value: String?) -> [(label: String, href: String)] {
         guard let value, !value.isEmpty else { return [] }
         var query = visit.query.filter { !$0.key.hasPrefix(":") }

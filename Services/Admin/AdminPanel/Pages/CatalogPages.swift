@@ -75,12 +75,18 @@ enum CatalogPages {
                 Cell(actions: [kit.action("slogan-save", active ? "Withdraw" : "Show again", values, danger: active)]),
             ]
         }
+        let exercisePage = kit.paged(exerciseRows, parameter: "exercises"), sloganPage = kit.paged(sloganRows, parameter: "slogans")
         return PageKit.page(
             "Fitness catalog",
             [
-                Block(heading: "Exercises", html: kit.table(["", "Exercise", "Body part, ability", "Repetitions", ""], exerciseRows), wide: true),
+                Block(
+                    heading: "Exercises", text: "\(exerciseRows.count) in the catalog.",
+                    html: kit.table(["", "Exercise", "Body part, ability", "Repetitions", ""], exercisePage.items), wide: true, links: exercisePage.links),
                 Block(html: kit.form("exercise-save", values: ["active": "on"], title: "New exercise")),
-                Block(heading: "Slogans", html: kit.table(["Language", "Slogan", "", ""], sloganRows) + kit.form("slogan-save", values: ["active": "on"], title: "New slogan")),
+                Block(
+                    heading: "Slogans", text: "\(sloganRows.count) in all languages.",
+                    html: kit.table(["Language", "Slogan", "", ""], sloganPage.items) + kit.form("slogan-save", values: ["active": "on"], title: "New slogan"),
+                    links: sloganPage.links),
             ])
     }
 
