@@ -227,6 +227,7 @@ struct Events: AsyncParsableCommand {
             throw ValidationError("a prefix is at most 256 bytes (event types are <service>.<type>)")
         }
         guard limit > 0 && limit <= 1_000 else { throw ValidationError("--limit is 1 to 1000") }
+        guard after >= 0 else { throw ValidationError("--after is a seq: 0 or more") }
     }
 
     func run() async throws {
