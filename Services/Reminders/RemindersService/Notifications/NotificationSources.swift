@@ -209,16 +209,21 @@ enum NotificationSources {
     ) throws {
         let content = row.content
         let workout = content.category == .workout
+        let app: PushApp = workout ? .fitness : .reminder
+        // Most alerts go to users without a device of the app: asked first, the notice is
+        // made only for those with one (a tenth of a firing's time in a burst).
+        let devices = try Notifier.devices(db, user: row.userID, app: app)
+        guard !devices.isEmpty else { return }
         var data: [String: JSONValue] = ["reminderId": .string(row.id), "alertId": .string(alertID), "occurrence": .string(occurrenceLocal)]
         data["category"] = .string(content.category.rawValue)
-        let when = occurrenceLocal.replacingOccurrences(of: "T", with: " ")
+        let when = String(occurrenceLocal.map { $0 == "T" ? " " : $0 })
         try Notifier.notify(
             db,
             Notice(
-                id: "ntf.alert.\(alertID)" + (again.map { ".\($0)" } ?? ""), user: row.userID, app: workout ? .fitness : .reminder, kind: workout ? .workoutDue : .reminderDue,
+                id: "ntf.alert.\(alertID)" + (again.map { ".\($0)" } ?? ""), user: row.userID, app: app, kind: workout ? .workoutDue : .reminderDue,
                 values: ["title": content.title, "when": workout ? String(when.suffix(5)) : when], urgent: content.importance == .high, data: data,
                 imageURL: content.imageID.map { "\(Notifier.publicURL)/v1/media/reminders/\($0)" },
                 sound: content.notificationKind == .vibration ? nil : content.sound, actions: ["snooze", "done"]),
-            now: now, clock: clock)
+            devices: devices, now: now, clock: clock)
     }
 }

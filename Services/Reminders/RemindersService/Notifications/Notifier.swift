@@ -52,13 +52,23 @@ enum Notifier {
     /// (`clock`: the user's, when the caller has it already.)
     @discardableResult
     static func notify(_ db: Database, _ notice: Notice, now: Date, clock known: UserClock? = nil) throws -> Int {
-        // Nothing for someone with no device of the app (a burst of 10,000 alerts of users
-        // who never registered one costs one lookup each).
-        let devices = try Row.fetchAll(
+        try notify(db, notice, devices: try devices(db, user: notice.user, app: notice.app), now: now, clock: known)
+    }
+
+    /// A user's enabled devices of an app. Nothing is sent to someone with none (a burst
+    /// of 10,000 alerts of users who never registered one costs one lookup each: callers
+    /// on hot paths ask first and make the notice only for users with a device).
+    static func devices(_ db: Database, user: String, app: PushApp) throws -> [Device] {
+        try Row.fetchAll(
             db.cachedStatement(sql: """
                 SELECT id, token, platform, locale FROM push_device WHERE user_id = ? AND app_id = ? AND disabled_at IS NULL ORDER BY id
-                """), arguments: [notice.user, notice.app.rawValue]
+                """), arguments: [user, app.rawValue]
         ).map { Device(id: $0[0], token: $0[1], platform: $0[2], locale: $0[3]) }
+    }
+
+    /// Makes `notice` for `devices` (the user's of its app, from ``devices(_:user:app:)``).
+    @discardableResult
+    static func notify(_ db: Database, _ notice: Notice, devices: [Device], now: Date, clock known: UserClock? = nil) throws -> Int {
         guard !devices.isEmpty else { return 0 }
         let preferences = try loadPreferences(db, user: notice.user, app: notice.app)
         guard preferences.wants(notice.kind) else { return 0 }
