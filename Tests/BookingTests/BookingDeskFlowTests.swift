@@ -113,6 +113,8 @@ struct BookingDeskFlowTests {
             // The desk finds the rider at the counter by phone (never making an account).
             let byPhone = try await stack.client.call("booking.staff.rider", data: ["phone": "+375297770011"], token: staff, idempotent: true)
             #expect(byPhone.data?["rider"]?["id"] == .string(riderID) && byPhone.data?["bookings"]?.arrayValue?.count == 1)
+            // The staff member who booked it, by name.
+            #expect(byPhone.data?["staff"]?[staffID]?.stringValue?.isEmpty == false, "\(byPhone.data?["staff"] ?? .null)")
             let nobody = try await stack.client.call("booking.staff.rider", data: ["phone": "+375297770099"], token: staff, idempotent: true)
             #expect(nobody.error?.code == .notFound)
             let both = try await stack.client.call(

@@ -212,14 +212,23 @@ enum DeskPages {
         }
         let ledger = (pass["recent"]?.arrayValue ?? []).map { entry -> [Cell] in
             [
-                Cell(atPark.dateTime(entry["at"]?.stringValue)), Cell(entry["kind"]?.stringValue ?? "", small: entry["reason"]?.stringValue),
+                Cell(atPark.dateTime(entry["at"]?.stringValue)),
+                Cell(
+                    entry["kind"]?.stringValue ?? "",
+                    small: [entry["reason"]?.stringValue, entry["actor"]?.stringValue.map { "by \(staffName($0))" }].compactMap { $0 }.joined(separator: " · ")),
                 Cell(String(entry["sessions"]?.integerValue ?? 0), numeric: true), Cell(kit.format.money(entry["amount"]), numeric: true),
             ]
+        }
+        // Staff by name where auth gave one, else by id.
+        func staffName(_ id: String?) -> String {
+            guard let id else { return "" }
+            let name = answer["staff"]?[id]?.stringValue ?? ""
+            return name.trimmingCharacters(in: .whitespaces).isEmpty ? id : name
         }
         let staffActions = (answer["actions"]?.arrayValue ?? []).map { action -> [Cell] in
             [
                 Cell(atPark.dateTime(action["at"]?.stringValue)), Cell(action["action"]?.stringValue ?? ""),
-                Cell(action["reason"]?.stringValue ?? "—"), Cell(action["actor"]?.stringValue ?? ""),
+                Cell(action["reason"]?.stringValue ?? "—"), Cell(staffName(action["actor"]?.stringValue)),
             ]
         }
         let rider = answer["rider"] ?? [:]

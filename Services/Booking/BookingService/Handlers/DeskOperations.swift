@@ -170,7 +170,8 @@ struct DeskOperations: Sendable {
                     "pass": RiderOperations.passSchema(recent: 50),
                     "bookings": .array(of: BookingView.schema, maxItems: 50),
                     "actions": .array(of: StaffLog.entrySchema, maxItems: 50),
-                ], required: ["rider", "pass", "bookings", "actions"])
+                    "staff": JSONSchema.object([:], additional: .string()).described("the names of the staff members behind the actions and ledger movements, by user id"),
+                ], required: ["rider", "pass", "bookings", "actions", "staff"])
         ) { (context, input: RiderRequest) in
             // Unknown to auth and to the park: not_found. Auth down: the park's records, rider null.
             var found: JSONValue?
@@ -193,7 +194,7 @@ struct DeskOperations: Sendable {
                 unknown = true
             } catch {}
             let (person, unknownToAuth) = (found, unknown)
-            return try await context.database().read { db -> JSONValue in
+            let (answer, actors) = try await context.database().read { db -> (JSONValue, Set<String>) in
                 let currency = try ParkConfiguration.load(db).price.currency
                 let pass = try RiderOperations.passView(db, user: user, currency: currency, recent: 50, withActors: true)
                 let bookings = try Row.fetchAll(
@@ -206,11 +207,18 @@ struct DeskOperations: Sendable {
                     members["id"] = .string(user)
                     rider = .object(members)
                 }
-                return [
+                let answer: JSONValue = [
                     "rider": rider, "pass": try WireJSON.value(of: pass), "bookings": try WireJSON.value(of: bookings),
                     "actions": try WireJSON.value(of: actions),
                 ]
+                return (answer, Set(actions.map(\.actor) + pass.recent.compactMap(\.actor)))
             }
+            // The staff behind the actions and movements, by name (auth's; left out when
+            // auth cannot say).
+            guard case .object(var members) = answer else { return answer }
+            let names = await riders.lookup(actors)
+            members["staff"] = .object(names.compactMapValues { $0["name"] })
+            return .object(members)
         }
     }
 
