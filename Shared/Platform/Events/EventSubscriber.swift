@@ -289,12 +289,8 @@ public final class EventSubscriber: Service, Sendable {
     /// its one latest restore, taken as having given seqs again.
     static func restores(in data: JSONValue?) -> [RestoreRecord]? {
         if case .array(let items)? = data?["restores"] {
-            return items.compactMap { item in
-                guard let id = item["id"]?.stringValue, let at = item["restoredAt"]?.integerValue,
-                    let resumed = item["resumedAfter"]?.integerValue
-                else { return nil }
-                return RestoreRecord(id: id, restoredAt: at, resumedAfter: resumed)
-            }
+            // Record by record: one that does not read is left out, not the history.
+            return items.compactMap { try? JSONValueDecoder().decode(RestoreRecord.self, from: $0) }
         }
         guard let id = data?["restoreId"]?.stringValue else { return nil }
         let at = data?["restoredAt"]?.integerValue ?? 0

@@ -9,8 +9,9 @@ public struct RestoreRecord: Codable, Sendable, Equatable {
     /// The backup's last event seq: events up to it came from the backup.
     public var restoredAt: Int64
     /// The seq the restored source went on after: its first new event is the next one.
-    /// Past every seq the replaced file gave out when that file was there; equal to
-    /// `restoredAt` when it was gone and seqs were given again.
+    /// Past every seq any copy of the database gave out (the replaced file's, the clock's
+    /// microseconds); equal to `restoredAt` only in restores of earlier versions that gave
+    /// seqs again when the replaced file was gone.
     public var resumedAfter: Int64
 
     /// Whether the source went on right after the backup's last (restores before seqs
@@ -28,13 +29,13 @@ public struct RestoreRecord: Codable, Sendable, Equatable {
 /// ones it has not followed (pure: tested apart from sockets and SQL).
 ///
 /// Every event a source wrote after a restore has a seq above that restore's
-/// `resumedAfter`. A subscriber that has not followed a restore applied, above that
-/// seq, only events of the history the restore replaced (or none): so every event the
-/// source now holds above it is new to the subscriber. It moves its cursor back to the
-/// lowest `resumedAfter` among the restores it has not followed (never forward), and
-/// records their ids with the cursor. A restore that moved seqs on needs no move
-/// (`resumedAfter` is past anything the subscriber can have applied); one that gave
-/// seqs again (the replaced file gone) does, however many restores came after it.
+/// `resumedAfter`. Restores now move seqs past anything the subscriber can have applied,
+/// so they need no move of its cursor. A restore of an earlier version that gave seqs
+/// again (the replaced file gone) does: a subscriber that has not followed it applied,
+/// above its `resumedAfter`, only events of the history it replaced, so every event the
+/// source now holds above it is new. The subscriber moves its cursor back to the lowest
+/// such `resumedAfter` among the restores it has not followed (never forward), however
+/// many restores came after, and records their ids with the cursor.
 public enum RestoreHistory {
     /// A source keeps its latest restores, a subscriber the ids it followed.
     public static let keptRestores = 64

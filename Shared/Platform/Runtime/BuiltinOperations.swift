@@ -147,7 +147,7 @@ enum BuiltinOperations {
                             ], required: ["id", "restoredAt", "resumedAfter"]),
                         maxItems: RestoreHistory.keptRestores
                     ).described(
-                        "the latest restores, oldest first: a subscriber goes back to the lowest resumedAfter of those it has not followed, once per restore"),
+                        "the latest restores, oldest first: of those it has not followed that gave seqs again (resumedAfter equal to restoredAt), a subscriber goes back to the lowest resumedAfter, once per restore"),
                 ],
                 required: ["events", "last"])
         ) { (_, request: ReplayRequest, db: Database) in

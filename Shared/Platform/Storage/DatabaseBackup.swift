@@ -167,19 +167,21 @@ public enum DatabaseBackup {
                 // is gone, or when it is not the copy that went furthest, after earlier
                 // restores). No history of the source gives a million events a second, so a
                 // seq is never given twice, whatever was restored over what.
-                let earlier = (replaced.map { RestoreHistory.sane($0.restores, last: $0.given) } ?? [],
-                    RestoreHistory.sane(try RestoreHistory.restores(db), last: max(backupLast, restored)))
+                let earlier = (
+                    replaced: replaced.map { RestoreHistory.sane($0.restores, last: $0.given) } ?? [],
+                    backup: RestoreHistory.sane(try RestoreHistory.restores(db), last: max(backupLast, restored))
+                )
                 // The clock must be past every earlier restore's: one set back could give seqs
                 // that an earlier restore's history gave. Where the histories show it, refuse.
                 let floor = RestoreHistory.clockFloor(now)
-                if let latest = (earlier.0 + earlier.1).filter({ !$0.gaveSeqsAgain }).map(\.resumedAfter).max(), latest >= floor {
+                if let latest = (earlier.replaced + earlier.backup).filter({ !$0.gaveSeqsAgain }).map(\.resumedAfter).max(), latest >= floor {
                     throw Failure(
                         "this machine's clock (\(Instant.format(now))) is behind an earlier restore of this database "
                             + "(seqs from \(latest)): set the clock right (NTP) and restore again")
                 }
                 let resumedAfter = max(backupLast + 1, restored, replaced?.given ?? 0, floor)
                 let restore = RestoreRecord(id: UUID().uuidString, restoredAt: backupLast, resumedAfter: resumedAfter)
-                try RestoreHistory.store(db, RestoreHistory.appending(restore, replaced: earlier.0, backup: earlier.1))
+                try RestoreHistory.store(db, RestoreHistory.appending(restore, replaced: earlier.replaced, backup: earlier.backup))
                 guard resumedAfter > restored else { return }
                 try db.execute(sql: "DELETE FROM sqlite_sequence WHERE name = 'platform_event'")
                 try db.execute(sql: "INSERT INTO sqlite_sequence (name, seq) VALUES ('platform_event', ?)", arguments: [resumedAfter])
