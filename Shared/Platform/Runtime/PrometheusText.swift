@@ -193,7 +193,7 @@ public struct OperationRates: Sendable, Equatable {
         return now.requests.keys.map { key in
             let requests = now.requests[key] ?? 0, errors = now.errors[key] ?? 0
             let previousRequests = before?.requests[key] ?? 0, previousErrors = before?.errors[key] ?? 0
-            var cumulative: [(bound: Double, count: Double)] = (now.buckets[key] ?? [:]).map { bound, count in
+            let cumulative: [(bound: Double, count: Double)] = (now.buckets[key] ?? [:]).map { bound, count in
                 (bound, count - (before?.buckets[key]?[bound] ?? 0))
             }
             let p99 = PrometheusText.Buckets(cumulative: cumulative).quantile(0.99).map { $0 * 1_000 }

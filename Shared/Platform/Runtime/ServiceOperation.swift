@@ -124,7 +124,8 @@ public struct ServiceOperation: Sendable {
 
     /// A write in two steps: `prepare` runs first, outside any transaction (parsing,
     /// checks that need no lock, reading cached reference data, formatting times, new
-    /// ids), then `handler` runs in the serialized write transaction with the plan and
+    /// ids; it may run again for a retry, so it must have no effects a second run would
+    /// repeat), then `handler` runs in the serialized write transaction with the plan and
     /// only loads, decides and writes. The writer thread is the service's one serial
     /// resource, so whatever can move out of it does. With an `idem` key the reply is
     /// stored in the same transaction, as with ``write(_:summary:auth:request:response:_:)``.
@@ -137,12 +138,19 @@ public struct ServiceOperation: Sendable {
             name: name, summary: summary, auth: auth, request: request, response: response, mode: .write,
             execute: { context, data in
                 let input = try decodeRequest(Request.self, from: data)
-                // A retry is answered with the first reply before `prepare` checks anything:
-                // what `prepare` checks (settings, the clock) may have changed since the
-                // first attempt succeeded. (The transaction looks again, for a retry racing
-                // the first attempt.)
-                if let earlier = try await context.earlierReplyBytes() { return earlier }
-                let plan = try await prepare(context, input)
+                let plan: Plan
+                do {
+                    plan = try await prepare(context, input)
+                } catch {
+                    // A retry is answered with the first reply even when `prepare` now
+                    // refuses it: what `prepare` checks (settings, the clock) may have
+                    // changed since the first attempt succeeded. Looked up only then: when
+                    // `prepare` passes, the transaction looks anyway (a retry racing the
+                    // first attempt included), and a read before every write would cost
+                    // each first attempt two thread hand-offs.
+                    if let earlier = try await context.earlierReplyBytes() { return earlier }
+                    throw error
+                }
                 return try await context.commitReply { db in try handler(context, plan, db) }
             }, executeInline: nil)
     }

@@ -27,53 +27,86 @@ public final class WriteBatcher: Sendable {
         let continuation: CheckedContinuation<any Sendable, any Error>
     }
 
-    private let pool: DatabasePool
-    private let state = Mutex<(jobs: [Job], draining: Bool)>(([], false))
-    private let maxBatch: Int
-
-    /// Creates a batcher over the service's database.
-    public init(pool: DatabasePool, maxBatch: Int = 256) {
-        self.pool = pool
-        self.maxBatch = maxBatch
+    private struct State {
+        var jobs: [Job] = []
+        /// Whether the writer thread is alive (it ends after a quiet spell).
+        var writerRunning = false
     }
 
-    /// Runs `body` in a savepoint of the next group transaction and returns its result
-    /// once that transaction has committed.
+    private let pool: DatabasePool
+    private let state = Mutex(State())
+    /// Signalled for each job queued while the writer thread is alive.
+    private let queued = DispatchSemaphore(value: 0)
+    private let maxBatch: Int
+    private let idleExit: DispatchTimeInterval
+
+    /// Creates a batcher over the service's database. Its writer thread starts with the
+    /// first write and ends after `idleExit` without one.
+    public init(pool: DatabasePool, maxBatch: Int = 256, idleExit: DispatchTimeInterval = .seconds(10)) {
+        self.pool = pool
+        self.maxBatch = maxBatch
+        self.idleExit = idleExit
+    }
+
+    /// Runs `body` in the next group transaction and returns its result once that
+    /// transaction has committed.
     public func write<Result: Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
         let value = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<any Sendable, any Error>) in
-            let startDrain = state.withLock { state -> Bool in
+            let startWriter = state.withLock { state -> Bool in
                 state.jobs.append(Job(body: { db in try body(db) }, continuation: continuation))
-                guard !state.draining else { return false }
-                state.draining = true
+                guard !state.writerRunning else { return false }
+                state.writerRunning = true
                 return true
             }
-            if startDrain { Task { await self.drain() } }
+            if startWriter { startWriterThread() } else { queued.signal() }
         }
         guard let result = value as? Result else { throw ServiceError.internal(ref: "write-batcher") }
         return result
     }
 
-    private func drain() async {
-        while true {
-            let batch = state.withLock { state -> [Job] in
-                let batch = Array(state.jobs.prefix(maxBatch))
-                state.jobs.removeFirst(batch.count)
-                if batch.isEmpty { state.draining = false }
-                return batch
-            }
-            if batch.isEmpty { return }
-            do {
-                let results: [Swift.Result<any Sendable, any Error>]
-                do {
-                    results = try await pool.write { db in try Self.runWithoutSavepoints(batch, db) }
-                } catch is PartialWrite {
-                    results = try await pool.write { db in Self.runInSavepoints(batch, db) }
+    /// The writer: one dedicated thread that takes every waiting job, runs them in one
+    /// transaction on the pool's writer connection (GRDB runs a synchronous write on the
+    /// calling thread when its queue is free), and resumes their callers after the commit.
+    /// A thread of its own, not a task hopping to GRDB's queue and back: on a busy
+    /// machine each hand-off between threads costs as much as a small write.
+    private func startWriterThread() {
+        let thread = Thread { [self] in
+            while true {
+                let batch = state.withLock { state -> [Job] in
+                    let batch = Array(state.jobs.prefix(maxBatch))
+                    state.jobs.removeFirst(batch.count)
+                    return batch
                 }
-                for (job, result) in zip(batch, results) { job.continuation.resume(with: result) }
-            } catch {
-                // The commit itself failed: nothing of the batch was written.
-                for job in batch { job.continuation.resume(throwing: error) }
+                if batch.isEmpty {
+                    if queued.wait(timeout: .now() + idleExit) == .timedOut {
+                        let quiet = state.withLock { state -> Bool in
+                            guard state.jobs.isEmpty else { return false }
+                            state.writerRunning = false
+                            return true
+                        }
+                        if quiet { return }
+                    }
+                    continue
+                }
+                run(batch)
             }
+        }
+        thread.name = "writer"
+        thread.start()
+    }
+
+    private func run(_ batch: [Job]) {
+        do {
+            let results: [Swift.Result<any Sendable, any Error>]
+            do {
+                results = try pool.write { db in try Self.runWithoutSavepoints(batch, db) }
+            } catch is PartialWrite {
+                results = try pool.write { db in Self.runInSavepoints(batch, db) }
+            }
+            for (job, result) in zip(batch, results) { job.continuation.resume(with: result) }
+        } catch {
+            // The commit itself failed: nothing of the batch was written.
+            for job in batch { job.continuation.resume(throwing: error) }
         }
     }
 
