@@ -103,6 +103,13 @@ struct LoadResult: Sendable {
     var p99: Double
     var errors: Int
     var completed = 0
+    /// Error code → count, for the errors above.
+    var codes: [String: Int] = [:]
+
+    /// The errors by code, as `code: count, ...` (empty without errors).
+    var codeSummary: String {
+        codes.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+    }
 }
 
 /// Keeps `inFlight` requests outstanding through the load driver (`LoadKit`'s
@@ -127,7 +134,7 @@ enum LoadGenerator {
         let total = outcome.total
         return LoadResult(
             rate: Double(total.count) / outcome.measuredSeconds, p50: (total.percentileMs(50) ?? 0) * 1000,
-            p99: (total.percentileMs(99) ?? 0) * 1000, errors: total.count - total.ok, completed: total.count)
+            p99: (total.percentileMs(99) ?? 0) * 1000, errors: total.count - total.ok, completed: total.count, codes: total.errors)
     }
 }
 

@@ -53,7 +53,8 @@ struct RemindersBench: AsyncParsableCommand {
                 let rule = number % 3 == 0 ? #","rrule":"FREQ=WEEKLY""# : ""
                 return Data(#"{"id":"c\#(number)","op":"reminders.create","token":"\#(reader)","data":{"title":"\#(title)","start":"\#(start)","zone":"Europe/Moscow"\#(rule)}}"#.utf8)
             }, expected: Data(#""ok":true"#.utf8), inFlight: 64, warmup: 0, seconds: 600)
-        report(String(format: "made the user's 10,000 reminders through the gateway: %.0f creates/s, p99 %.1f ms, %d refused", made.rate, made.p99 / 1000, made.errors))
+        report(String(format: "made the user's 10,000 reminders through the gateway: %.0f creates/s, p99 %.1f ms, %d refused", made.rate, made.p99 / 1000, made.errors)
+            + (made.errors > 0 ? " (\(made.codeSummary))" : ""))
 
         // The rest, for 100 reminders per other user, written straight into the database.
         let file = URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("reminders.sqlite")

@@ -115,4 +115,26 @@ struct WriteBatcherTests {
         let results = try await Self.run([.failsAfterWriting], on: pool)
         try await Self.expectOutcome([.failsAfterWriting], results, pool: pool)
     }
+
+    @Test("the writer thread ends after a quiet spell and a later write starts it again; writes racing its end are not lost", .timeLimit(.minutes(1)))
+    func writerThreadComesBack() async throws {
+        let (directory, pool) = try Self.open()
+        defer { _ = directory }
+        let batcher = WriteBatcher(pool: pool, idleExit: .milliseconds(20))
+        for round in 0..<20 {
+            // Some writes land while the thread is ending, others after it ended.
+            try await Task.sleep(for: .milliseconds(round % 2 == 0 ? 15 : 40))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<5 {
+                    group.addTask {
+                        try await batcher.write { db in
+                            try db.execute(sql: "INSERT INTO item (id, note) VALUES (?, 'ok')", arguments: [round * 10 + index])
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") } == 100)
+    }
 }
