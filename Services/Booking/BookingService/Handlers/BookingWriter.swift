@@ -129,22 +129,25 @@ enum BookingWriter {
             db.cachedStatement(sql: "SELECT 1 FROM block WHERE (cable_id IS NULL OR cable_id = ?) AND start_at < ? AND ? < end_at LIMIT 1"),
             arguments: [cable, end, start]) == true
         // The bookings on the cable that overlap the slot's time, for the one occupancy rule.
-        let overlapping = try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT start_at, end_at FROM booking
-                    WHERE cable_id = ? AND start_at > ? AND start_at < ? AND end_at > ? AND status IN \(BookingStatus.holdingSQL)
-                    """),
-            arguments: [cable, plan.earliestOverlapping, end, start]
-        ).map { Occupancy.Interval(start: Instant.parse($0[0]) ?? .distantPast, end: Instant.parse($0[1]) ?? .distantPast) }
-        let ridersDay = try Row.fetchAll(
-            db.cachedStatement(
-                sql: """
-                    SELECT start_at, end_at FROM booking
-                    WHERE user_id = ? AND start_at >= ? AND start_at < ? AND local_date = ? AND status IN \(BookingStatus.holdingSQL)
-                    """),
-            arguments: [rider, plan.dayWindow.from, plan.dayWindow.to, plan.slot.date.description]
-        ).map { (start: Instant.parse($0[0]) ?? .distantPast, end: Instant.parse($0[1]) ?? .distantPast) }
+        // (Rows read by position straight from SQLite: no GRDB `Row` per booking.)
+        func intervals(_ sql: String, _ arguments: StatementArguments) throws -> [(start: Date, end: Date)] {
+            var found: [(start: Date, end: Date)] = []
+            try db.cachedStatement(sql: sql).forEachRow(arguments: arguments) { columns in
+                found.append((Instant.parse(columns.text(0) ?? "") ?? .distantPast, Instant.parse(columns.text(1) ?? "") ?? .distantPast))
+            }
+            return found
+        }
+        let overlapping = try intervals(
+            """
+            SELECT start_at, end_at FROM booking
+            WHERE cable_id = ? AND start_at > ? AND start_at < ? AND end_at > ? AND status IN \(BookingStatus.holdingSQL)
+            """, [cable, plan.earliestOverlapping, end, start]
+        ).map { Occupancy.Interval(start: $0.start, end: $0.end) }
+        let ridersDay = try intervals(
+            """
+            SELECT start_at, end_at FROM booking
+            WHERE user_id = ? AND start_at >= ? AND start_at < ? AND local_date = ? AND status IN \(BookingStatus.holdingSQL)
+            """, [rider, plan.dayWindow.from, plan.dayWindow.to, plan.slot.date.description])
         let pass = try Row.fetchOne(db.cachedStatement(sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?"), arguments: [rider])
         let facts = BookingAdmission.Facts(
             blocked: blocked, taken: Occupancy.taken(from: plan.slot.start, to: plan.slot.end, by: overlapping),
