@@ -69,6 +69,7 @@ struct JSONBench: AsyncParsableCommand {
         // Reading a request: the tree (what the gateway and the services need) ...
         try measure("parse the request: JSONParser -> JSONValue") { _ = try JSONParser.parse(request) }
         try measure("parse the request: JSONSerialization -> Any") { _ = try JSONSerialization.jsonObject(with: request) }
+        try measure("the gateway's read of the head: parseHead") { _ = try RequestEnvelope.parseHead(request) }
         // ... then the typed input, or everything typed in one go with Foundation.
         try measure("request + typed input: RequestEnvelope.parse + JSONValueDecoder") {
             let envelope = try RequestEnvelope.parse(request)

@@ -131,7 +131,8 @@ public struct RequestEnvelope: Sendable, Equatable {
     public static func parseHead(_ frame: Data) throws(Rejection) -> Head {
         let members: [String: JSONParser.Member]?
         do {
-            members = try JSONParser.parseMembers(of: frame, keeping: ["id", "op", "token", "idem", "client"], noting: ["data"])
+            var ranges: [String: Range<Int>] = [:]
+            members = try JSONParser.parseMembers(of: frame, headMembers, ranges: &ranges)
         } catch {
             throw notJSON(error)
         }
@@ -145,6 +146,8 @@ public struct RequestEnvelope: Sendable, Equatable {
         default: throw Rejection(error: .badRequest(dataNotAnObject), id: head.id)
         }
     }
+
+    private static let headMembers = JSONParser.MemberNames(keeping: ["id", "op", "token", "idem", "client"], noting: ["data"])
 
     private static func notJSON(_ error: JSONParser.Failure) -> Rejection {
         Rejection(error: .badRequest("the request is not valid JSON (UTF-8): \(error.message)"), id: nil)

@@ -306,7 +306,25 @@ extension JSONParser {
     public static func parseMembers(
         of data: Data, keeping: Set<String>, noting: Set<String> = [], maxDepth: Int = 64, ranges: inout [String: Range<Int>]
     ) throws(Failure) -> [String: Member]? {
-        let wanted = keeping.map { (name: Array($0.utf8), keep: true) } + noting.map { (name: Array($0.utf8), keep: false) }
+        try parseMembers(of: data, MemberNames(keeping: keeping, noting: noting), maxDepth: maxDepth, ranges: &ranges)
+    }
+
+    /// The member names ``parseMembers(of:_:maxDepth:ranges:)`` looks for, as bytes: made
+    /// once by a caller that parses many frames (the gateway, for every request's head).
+    public struct MemberNames: Sendable {
+        let wanted: [(name: [UInt8], keep: Bool)]
+
+        /// Members to build (`keeping`) and members only to check and locate (`noting`).
+        public init(keeping: Set<String>, noting: Set<String> = []) {
+            wanted = keeping.map { (name: Array($0.utf8), keep: true) } + noting.map { (name: Array($0.utf8), keep: false) }
+        }
+    }
+
+    /// ``parseMembers(of:keeping:noting:maxDepth:ranges:)`` with the names made beforehand.
+    public static func parseMembers(
+        of data: Data, _ names: MemberNames, maxDepth: Int = 64, ranges: inout [String: Range<Int>]
+    ) throws(Failure) -> [String: Member]? {
+        let wanted = names.wanted
         var found: [String: Range<Int>] = [:]
         let result: Result<[String: Member]?, Failure> = data.withUnsafeBytes { raw in
             var parser = JSONParser(bytes: raw.bindMemory(to: UInt8.self), maxDepth: maxDepth)
