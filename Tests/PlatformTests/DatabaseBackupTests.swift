@@ -135,21 +135,40 @@ struct RestoreSequenceTests {
         let directory = try TemporaryDirectory(prefix: "restore-damaged")
         defer { directory.remove() }
         let data = directory.url.appendingPathComponent("data")
-        let database = data.appendingPathComponent("flood.sqlite")
-        let pool = try ServiceDatabase.open(directory: data, name: "flood", durability: .normal) { _ in }
+        // The test service's own file, so that it can serve the restored database below.
+        let database = data.appendingPathComponent("test.sqlite")
+        let pool = try ServiceDatabase.open(directory: data, name: "test", durability: .normal) { _ in }
         try await pool.write { db in
-            for _ in 0..<3 { _ = try Outbox.append(db, type: "flood.item", data: ["x": 1] as JSONValue) }
+            for _ in 0..<3 { _ = try Outbox.append(db, type: "test.item.put", data: ["x": 1] as JSONValue) }
             try db.execute(
                 sql: "INSERT INTO platform_meta (key, value) VALUES ('outbox.restores', ?)",
                 arguments: [#"[{"id":"neg","restoredAt":-5,"resumedAfter":-5},{"id":"far","restoredAt":1,"resumedAfter":1000000000000},{"id":"ok","restoredAt":1,"resumedAfter":2}]"#])
         }
         try pool.close()
-        let backup = directory.url.appendingPathComponent("flood-backup.sqlite")
+        let backup = directory.url.appendingPathComponent("test-backup.sqlite")
         _ = try DatabaseBackup.backup(database, to: backup)
         _ = try DatabaseBackup.restore(backup, into: database)
         let history = try await DatabaseQueue(path: database.path).read { db in try RestoreHistory.restores(db) }
         #expect(history.count == 2)
         #expect(history.first?.id == "ok")
+
+        // Served again, the source's replay names the sane records only, however the
+        // stored history was damaged (here again, after the restore).
+        try await DatabaseQueue(path: database.path).write { db in
+            let stored = try String.fetchOne(db, sql: "SELECT value FROM platform_meta WHERE key = 'outbox.restores'") ?? "[]"
+            // Past `last`, which a restore moved to the clock's microseconds.
+            let damaged = #"[{"id":"neg","restoredAt":-5,"resumedAfter":-5},{"id":"far","restoredAt":1,"resumedAfter":9000000000000000000},"#
+                + stored.dropFirst()
+            try db.execute(sql: "UPDATE platform_meta SET value = ? WHERE key = 'outbox.restores'", arguments: [damaged])
+        }
+        var configuration = PlatformConfiguration.forTests(directory: directory)
+        configuration.dataDirectory = data.path
+        let source = try await InProcessService(TestService.definition(), configuration: configuration)
+        let replay = try await RawClient.request(Data(#"{"id":"r","op":"test.events.replay","data":{"after":0}}"#.utf8), endpoint: source.endpoint)
+        await source.stop()
+        let restores = replay?.data?["restores"]?.arrayValue ?? []
+        #expect(restores.compactMap { $0["id"]?.stringValue } == history.map(\.id))
+        #expect(restores.allSatisfy { ($0["resumedAfter"]?.integerValue ?? -1) <= (replay?.data?["last"]?.integerValue ?? -1) })
     }
 }
 
