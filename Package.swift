@@ -67,10 +67,14 @@ var targets: [Target] = [
             "Platform", "ZeroMQ", logging, lifecycle,
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
-            .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+            .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
         ],
         path: "Services/Edge/EdgeService"),
-    .executableTarget(name: "edge", dependencies: ["EdgeService", "Platform", lifecycle], path: "Services/Edge/edge"),
+    .executableTarget(
+        name: "edge", dependencies: ["EdgeService", "Platform", lifecycle, .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        ],
+        path: "Services/Edge/edge"),
 
     // The admin panel: a web application for administrators and park staff, one more
     // client of the gateway (server-rendered HTML).
@@ -129,7 +133,10 @@ var targets: [Target] = [
         path: "Tests/StatsTests", exclude: ["Fixtures"]),
     .testTarget(
         name: "EdgeTests",
-        dependencies: ["EdgeService", "Platform", "SharedTesting", .product(name: "HTTPTypes", package: "swift-http-types")],
+        dependencies: [
+            "EdgeService", "Platform", "SharedTesting", .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+        ],
         path: "Tests/EdgeTests", exclude: ["Fixtures"]),
     .testTarget(
         name: "AdminTests",

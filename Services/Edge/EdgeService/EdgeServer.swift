@@ -5,6 +5,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 import Platform
 import ServiceLifecycle
@@ -54,14 +55,18 @@ public final class EdgeServer: Sendable {
         self.logger = logger
     }
 
-    /// The Hummingbird application; `onRunning` hears the bound port.
-    public func application(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
+    /// The Hummingbird application on `eventLoopGroup`; `onRunning` hears the bound port.
+    /// Run it under ``EventLoopExecutor``'s preference for a one-loop group, so handlers run
+    /// on the loop of their connections.
+    public func application(
+        eventLoopGroup: any EventLoopGroup, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) throws -> some ApplicationProtocol {
         let router = Router(context: EdgeRequestContext.self)
         router.add(middleware: Door(edge: self))
-        router.post("/v1/:op") { request, context in try await self.operation(request, context: context) }
+        router.post("/v1/:op") { request, context in await self.operation(request, context: context) }
         router.get("/v1/openapi.json") { _, _ in self.answer(EdgeAnswer(status: .ok, body: self.documents.current())) }
-        router.get("/v1/media/:service/:id") { request, context in try await self.download(request, context: context) }
-        router.post("/v1/media/:service") { request, context in try await self.upload(request, context: context) }
+        router.get("/v1/media/:service/:id") { request, context in await self.download(request, context: context) }
+        router.post("/v1/media/:service") { request, context in await self.upload(request, context: context) }
         let guardFactory: @Sendable () -> [any RemovableChannelHandler] = { [settings] in
             [
                 SlowClientGuard(
@@ -86,7 +91,7 @@ public final class EdgeServer: Sendable {
             router: router, server: server,
             configuration: .init(address: .hostname(settings.bind.host, port: settings.bind.port), serverName: nil),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
-            logger: httpLogger)
+            eventLoopGroupProvider: .shared(eventLoopGroup), logger: httpLogger)
     }
 
     // MARK: Operations
@@ -115,10 +120,18 @@ public final class EdgeServer: Sendable {
         }
     }
 
-    /// Sends one frame to the gateway and returns its reply frame.
+    /// Sends one frame to the gateway and returns its reply frame. The reply is handed to
+    /// the event loop this runs on, if any (``EventLoopExecutor``), so the handler resumes
+    /// on its connection's loop.
     func call(_ frame: Data) async throws(ServiceError) -> Data {
+        let loop = MultiThreadedEventLoopGroup.currentEventLoop
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Data, any Error>, Never>) in
+            gateway.send(frame, timeout: settings.gatewayTimeout) { result in
+                if let loop { loop.execute { continuation.resume(returning: result) } } else { continuation.resume(returning: result) }
+            }
+        }
         do {
-            return try await gateway.send(frame, timeout: settings.gatewayTimeout)
+            return try result.get()
         } catch let error as ClientError where error.reason == .timeout {
             throw ServiceError(.timeout, "the gateway did not answer in time")
         } catch {

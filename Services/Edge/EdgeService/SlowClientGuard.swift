@@ -12,6 +12,11 @@ import NIOHTTPTypes
 ///
 /// It sits after the HTTP codec in each connection's pipeline, seeing whole request parts;
 /// a ``ByteArrivalWatch`` it puts at the front of the pipeline tells it when bytes arrive.
+///
+/// Each clock is a deadline kept in a variable; one timer per connection checks it when it
+/// fires and is set again for a later deadline. Moving a clock is a store, not a cancelled
+/// and rescheduled timer: at thousands of requests a second on keep-alive connections the
+/// timers were a sixth of the edge's CPU (a profile at 64 connections).
 final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -24,7 +29,10 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let bodyTimeout: TimeAmount
     private let idleTimeout: TimeAmount
     private var phase = Phase.awaitingHead
-    private var timer: Scheduled<Void>?
+    /// When the running clock runs out; `nil` while none runs (an answer is being made).
+    private var deadline: NIODeadline?
+    /// The timer, and when it fires: never later than `deadline`.
+    private var timer: (task: Scheduled<Void>, at: NIODeadline)?
 
     init(headerTimeout: TimeAmount, bodyTimeout: TimeAmount, idleTimeout: TimeAmount) {
         self.headerTimeout = headerTimeout
@@ -33,16 +41,13 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        try? context.pipeline.syncOperations.addHandler(ByteArrivalWatch(), position: .first)
+        let watch = ByteArrivalWatch { [weak self] in self?.bytesArrived(context) }
+        try? context.pipeline.syncOperations.addHandler(watch, position: .first)
         if context.channel.isActive { arm(context, headerTimeout) }
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        guard event is ByteArrivalWatch.BytesArrived else {
-            context.fireUserInboundEventTriggered(event)
-            return
-        }
-        // The next request has begun: its head has `headerTimeout` from its first byte.
+    /// The next request has begun: its head has `headerTimeout` from its first byte.
+    private func bytesArrived(_ context: ChannelHandlerContext) {
         if phase == .idle {
             phase = .awaitingHead
             arm(context, headerTimeout)
@@ -55,12 +60,12 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        disarm()
+        stop()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        disarm()
+        stop()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -72,7 +77,7 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
             break
         case .end:
             phase = .answering
-            disarm()
+            deadline = nil
         }
         context.fireChannelRead(data)
     }
@@ -87,15 +92,37 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    /// Starts a clock of `amount` from now. The timer moves only when it would fire after
+    /// the new deadline; an earlier one fires, finds time left and is set again.
     private func arm(_ context: ChannelHandlerContext, _ amount: TimeAmount) {
-        timer?.cancel()
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: amount) {
+        let deadline = NIODeadline.now() + amount
+        self.deadline = deadline
+        if let timer, timer.at <= deadline { return }
+        schedule(context, at: deadline)
+    }
+
+    private func schedule(_ context: ChannelHandlerContext, at instant: NIODeadline) {
+        timer?.task.cancel()
+        let task = context.eventLoop.assumeIsolated().scheduleTask(deadline: instant) { [weak self] in
+            guard let self else { return }
+            self.timerFired(context)
+        }
+        timer = (task, instant)
+    }
+
+    private func timerFired(_ context: ChannelHandlerContext) {
+        timer = nil
+        guard let deadline else { return }
+        if deadline <= .now() {
             context.close(promise: nil)
+        } else {
+            schedule(context, at: deadline)
         }
     }
 
-    private func disarm() {
-        timer?.cancel()
+    private func stop() {
+        deadline = nil
+        timer?.task.cancel()
         timer = nil
     }
 }
@@ -106,10 +133,14 @@ final class ByteArrivalWatch: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    struct BytesArrived {}
+    private let arrived: () -> Void
+
+    init(_ arrived: @escaping () -> Void) {
+        self.arrived = arrived
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        context.fireUserInboundEventTriggered(BytesArrived())
+        arrived()
         context.fireChannelRead(data)
     }
 }

@@ -2,6 +2,8 @@
 // SIGTERM/SIGINT. See README, "HTTP edge".
 import EdgeService
 import Foundation
+import NIOCore
+import NIOPosix
 import Platform
 import ServiceLifecycle
 
@@ -17,14 +19,18 @@ do {
     let documents = OpenAPIDocuments(
         gateway: gateway, serverURL: ProcessInfo.processInfo.environment["BACKEND_EDGE_PUBLIC_URL"], logger: logger)
     let edge = EdgeServer(settings: settings, gateway: gateway, documents: documents, logger: logger)
-    let application = try edge.application { port in
+    // The event loops that serve the connections also run their handlers
+    // (EventLoopExecutor): no request crosses to Swift's pool and back.
+    let loops = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+    let executor = EventLoopExecutor(loops)
+    let application = try edge.application(eventLoopGroup: loops) { port in
         logger.notice("edge serving", metadata: ["url": "\(settings.usesTLS ? "https" : "http")://\(settings.bind.host):\(port)"])
     }
     let group = ServiceGroup(
         configuration: .init(
             services: [.init(service: application), .init(service: documents)], gracefulShutdownSignals: [.sigterm, .sigint],
             cancellationSignals: [], logger: logger))
-    try await group.run()
+    try await withTaskExecutorPreference(executor) { try await group.run() }
     await gateway.close()
 } catch {
     logger.critical("edge stopped with an error", metadata: ["error": "\(error)"])

@@ -46,7 +46,7 @@ public final class ServiceClient: Sendable {
     private let thread: SocketThread
 
     private enum Command: Sendable {
-        case send(tag: Data, body: Data, deadline: ContinuousClock.Instant, continuation: CheckedContinuation<Data, any Error>)
+        case send(tag: Data, body: Data, deadline: ContinuousClock.Instant, completion: Completion)
     }
 
     /// Connects through `link` (its endpoint, with CURVE when it has a role).
@@ -114,15 +114,26 @@ public final class ServiceClient: Sendable {
     /// (`[tag, "", body]`), which ROUTER sockets return unchanged, so the body is never
     /// parsed here and may even be invalid JSON.
     public func send(_ body: Data, timeout: Duration) async throws -> Data {
-        guard !stopping.isRaised else { throw ClientError(reason: .closed, endpoint: endpoint) }
+        try await withCheckedThrowingContinuation { continuation in
+            send(body, timeout: timeout) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// What a request's sender hears: the reply frame or a ``ClientError``.
+    public typealias Completion = @Sendable (Result<Data, any Error>) -> Void
+
+    /// Sends one request frame and calls `completion` once, on the socket thread, with the
+    /// reply frame or the error. It must return quickly: the socket waits meanwhile. For
+    /// callers that decide where the reply is handled (the HTTP edge resumes on the event
+    /// loop that asked).
+    public func send(_ body: Data, timeout: Duration, completion: @escaping Completion) {
+        guard !stopping.isRaised else { return completion(.failure(ClientError(reason: .closed, endpoint: endpoint))) }
         let deadline = ContinuousClock.now + timeout
         var tagValue = nextID.add(1, ordering: .relaxed).newValue
         let tag = withUnsafeBytes(of: &tagValue) { Data($0) }
-        return try await withCheckedThrowingContinuation { continuation in
-            // A closed mailbox means the socket thread is gone: fail now rather than hang.
-            if !commands.post(.send(tag: tag, body: body, deadline: deadline, continuation: continuation)) {
-                continuation.resume(throwing: ClientError(reason: .closed, endpoint: endpoint))
-            }
+        // A closed mailbox means the socket thread is gone: fail now rather than hang.
+        if !commands.post(.send(tag: tag, body: body, deadline: deadline, completion: completion)) {
+            completion(.failure(ClientError(reason: .closed, endpoint: endpoint)))
         }
     }
 
@@ -130,7 +141,7 @@ public final class ServiceClient: Sendable {
     private struct Pending {
         var body: Data
         var deadline: ContinuousClock.Instant
-        var continuation: CheckedContinuation<Data, any Error>
+        var completion: Completion
         var sent: Bool
     }
 
@@ -138,7 +149,7 @@ public final class ServiceClient: Sendable {
         var pending: [Data: Pending] = [:]
         var unsent: [Data] = []
         func failAll(_ reason: ClientError.Reason) {
-            for (_, request) in pending { request.continuation.resume(throwing: ClientError(reason: reason, endpoint: endpoint)) }
+            for (_, request) in pending { request.completion(.failure(ClientError(reason: reason, endpoint: endpoint))) }
             pending.removeAll()
         }
         let socket: ZMQSocket
@@ -148,8 +159,8 @@ public final class ServiceClient: Sendable {
             socket = try ZMQSocket(type: .dealer, options: .with { $0.immediate = true; $0.curve = curve })
             try socket.connect(endpoint)
         } catch {
-            for case .send(_, _, _, let continuation) in commands.close() {
-                continuation.resume(throwing: ClientError(reason: .unavailable, endpoint: endpoint))
+            for case .send(_, _, _, let completion) in commands.close() {
+                completion(.failure(ClientError(reason: .unavailable, endpoint: endpoint)))
             }
             return
         }
@@ -164,7 +175,7 @@ public final class ServiceClient: Sendable {
                 if request.deadline <= now {
                     pending[id] = nil
                     let reason: ClientError.Reason = request.sent ? .timeout : .unavailable
-                    request.continuation.resume(throwing: ClientError(reason: reason, endpoint: endpoint))
+                    request.completion(.failure(ClientError(reason: reason, endpoint: endpoint)))
                 } else if request.deadline < nextDeadline {
                     nextDeadline = request.deadline
                 }
@@ -181,9 +192,9 @@ public final class ServiceClient: Sendable {
             if !unsent.isEmpty { timeout = min(timeout, 5) }
             guard (try? poller.poll(timeoutMs: timeout)) != nil else { break }
             if poller.isReadable(mailboxItem) {
-                for case .send(let tag, let body, let deadline, let continuation) in commands.drain() {
+                for case .send(let tag, let body, let deadline, let completion) in commands.drain() {
                     let sent = (try? socket.send(multipart: [tag, Data(), body], dontWait: true)) == true
-                    pending[tag] = Pending(body: body, deadline: deadline, continuation: continuation, sent: sent)
+                    pending[tag] = Pending(body: body, deadline: deadline, completion: completion, sent: sent)
                     if !sent { unsent.append(tag) }
                 }
             }
@@ -194,12 +205,12 @@ public final class ServiceClient: Sendable {
                         continue
                     }
                     let body = frames[2]
-                    request.continuation.resume(returning: body)
+                    request.completion(.success(body))
                 }
             }
         }
-        for case .send(_, _, _, let continuation) in commands.close() {
-            continuation.resume(throwing: ClientError(reason: .closed, endpoint: endpoint))
+        for case .send(_, _, _, let completion) in commands.close() {
+            completion(.failure(ClientError(reason: .closed, endpoint: endpoint)))
         }
         failAll(.closed)
         socket.close()
