@@ -100,7 +100,7 @@ var targets: [Target] = [
     .executableTarget(
         name: "bench",
         dependencies: [
-            "Platform", "ZeroMQ", "SharedTesting", "LoadKit", "RemindersService", argumentParser, grdb,
+            "Platform", "ZeroMQ", "SharedTesting", "LoadKit", "RemindersService", "StatsService", argumentParser, grdb,
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ],
         path: "Tests/Benchmarks"),

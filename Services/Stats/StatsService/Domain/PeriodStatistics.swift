@@ -20,6 +20,53 @@ struct ExerciseRecord: Sendable, Hashable {
     var skipped: Bool
 }
 
+/// One day's totals of a user's exercises: what every statistic is computed from. The
+/// database keeps them per user and day as exercises are done, skipped or removed
+/// (`exercise_day` and `workout_day`, kept by triggers: ``StatsMigrations``), so a month
+/// reads one row per day rather than every exercise; ``of(_:)`` makes them from records.
+struct DayTotals: Sendable, Hashable {
+    var day: LocalDate
+    /// The scores and repetitions of the exercises done that day.
+    var score = 0
+    var repetitions = 0
+    /// Exercises done, and skipped.
+    var done = 0
+    var skipped = 0
+    /// Done exercises per body part, in the order of `BodyPart.allCases`.
+    var bodyParts = [Int](repeating: 0, count: BodyPart.allCases.count)
+    /// Done exercises per motor ability, in the order of `MotorAbility.allCases`.
+    var motorAbilities = [Int](repeating: 0, count: MotorAbility.allCases.count)
+    /// The workouts with an exercise done that day (read only where the key facts need them).
+    var workoutIDs: Set<String> = []
+
+    init(day: LocalDate) {
+        self.day = day
+    }
+
+    /// The totals of `records`, one per day with a record, in day order.
+    static func of(_ records: [ExerciseRecord]) -> [DayTotals] {
+        var days: [LocalDate: DayTotals] = [:]
+        for record in records {
+            days[record.day, default: DayTotals(day: record.day)].add(record)
+        }
+        return days.values.sorted { $0.day < $1.day }
+    }
+
+    /// Counts one exercise in (a skipped one only as skipped).
+    mutating func add(_ record: ExerciseRecord) {
+        guard !record.skipped else {
+            skipped += 1
+            return
+        }
+        score += record.score
+        repetitions += record.repetitions
+        done += 1
+        if let index = BodyPart.allCases.firstIndex(of: record.bodyPart) { bodyParts[index] += 1 }
+        if let index = MotorAbility.allCases.firstIndex(of: record.motorAbility) { motorAbilities[index] += 1 }
+        workoutIDs.insert(record.workoutID)
+    }
+}
+
 // MARK: - Periods
 
 /// The period a statistics page shows; it always ends on (and includes) `today`.
@@ -78,7 +125,7 @@ enum PerformanceSeries {
     /// One point per day of `range`, in order (no gaps); records outside the range and
     /// skipped records add nothing.
     static func daily(_ records: [ExerciseRecord], in range: ClosedRange<LocalDate>) -> [PerformancePoint] {
-        PeriodAggregate(records, in: range).points
+        PeriodAggregate(DayTotals.of(records), in: range).points
     }
 }
 
@@ -125,12 +172,12 @@ enum Shares {
 
     /// The share of done exercises in `range` per body part, all body parts in declared order.
     static func bodyParts(_ records: [ExerciseRecord], in range: ClosedRange<LocalDate>) -> [CategoryShare<BodyPart>] {
-        percentages(counts: PeriodAggregate(records, in: range).bodyPartCounts, order: BodyPart.allCases)
+        percentages(counts: PeriodAggregate(DayTotals.of(records), in: range).bodyPartCounts, order: BodyPart.allCases)
     }
 
     /// The share of done exercises in `range` per motor ability, all abilities in declared order.
     static func motorAbilities(_ records: [ExerciseRecord], in range: ClosedRange<LocalDate>) -> [CategoryShare<MotorAbility>] {
-        percentages(counts: PeriodAggregate(records, in: range).motorAbilityCounts, order: MotorAbility.allCases)
+        percentages(counts: PeriodAggregate(DayTotals.of(records), in: range).motorAbilityCounts, order: MotorAbility.allCases)
     }
 }
 
@@ -159,23 +206,33 @@ struct PeriodChange: Sendable, Hashable {
     }
 }
 
+/// The run of consecutive done days that ends the day before `first`, the first day whose
+/// records or totals are given: where a streak running up to today reaches back to `first`,
+/// it goes on for `length` more days (so the days before a period need not be read one by
+/// one).
+struct EarlierStreak: Sendable, Hashable {
+    var first: LocalDate
+    var length: Int
+}
+
 /// Streaks: runs of consecutive days with at least one done (not skipped) exercise.
 enum Streaks {
     /// The days (as days since the epoch) with at least one done exercise, up to and
     /// including `today`; later (future) records are ignored.
     static func doneDays(_ records: [ExerciseRecord], through today: LocalDate) -> Set<Int64> {
-        var days = Set<Int64>(minimumCapacity: records.count)
-        for record in records where !record.skipped && record.day <= today {
-            days.insert(record.day.daysSinceEpoch)
-        }
-        return days
+        doneDays(DayTotals.of(records), through: today)
+    }
+
+    /// The days with at least one done exercise, up to and including `today`.
+    static func doneDays(_ days: [DayTotals], through today: LocalDate) -> Set<Int64> {
+        Set(days.lazy.filter { $0.done > 0 && $0.day <= today }.map(\.day.daysSinceEpoch))
     }
 
     /// The streak running up to now: consecutive done days ending `today`, or ending
     /// yesterday when nothing is done today yet (the day is not over, so the streak is
     /// not broken); 0 when neither today nor yesterday has a done exercise. It is not
     /// limited to any period: days before a period's start count.
-    static func current(doneDays: Set<Int64>, today: LocalDate) -> Int {
+    static func current(doneDays: Set<Int64>, today: LocalDate, earlier: EarlierStreak? = nil) -> Int {
         var day = today.daysSinceEpoch
         if !doneDays.contains(day) { day -= 1 }
         var length = 0
@@ -183,6 +240,8 @@ enum Streaks {
             length += 1
             day -= 1
         }
+        // The run reaches back to the first day given: the run before it continues it.
+        if let earlier, day == earlier.first.daysSinceEpoch - 1 { length += earlier.length }
         return length
     }
 
@@ -228,19 +287,20 @@ struct KeyFacts: Sendable, Hashable {
     /// The key facts of `range` from all the user's `records` (any days), compared with
     /// `previousRange`.
     init(records: [ExerciseRecord], range: ClosedRange<LocalDate>, previousRange: ClosedRange<LocalDate>) {
+        let days = DayTotals.of(records)
         self.init(
-            current: PeriodAggregate(records, in: range), previous: PeriodAggregate(records, in: previousRange),
-            doneDays: Streaks.doneDays(records, through: range.upperBound), today: range.upperBound)
+            current: PeriodAggregate(days, in: range), previous: PeriodAggregate(days, in: previousRange),
+            doneDays: Streaks.doneDays(days, through: range.upperBound), today: range.upperBound)
     }
 
-    fileprivate init(current: PeriodAggregate, previous: PeriodAggregate, doneDays: Set<Int64>, today: LocalDate) {
+    fileprivate init(current: PeriodAggregate, previous: PeriodAggregate, doneDays: Set<Int64>, today: LocalDate, earlier: EarlierStreak? = nil) {
         workouts = current.workoutIDs.count
         exercisesDone = current.exercisesDone
         exercisesSkipped = current.exercisesSkipped
         totalRepetitions = current.totalRepetitions
         totalScore = current.totalScore
         bestDay = current.bestDay
-        currentStreak = Streaks.current(doneDays: doneDays, today: today)
+        currentStreak = Streaks.current(doneDays: doneDays, today: today, earlier: earlier)
         longestStreak = Streaks.longest(in: current.points)
         scoreChange = PeriodChange(current: current.totalScore, previous: previous.totalScore)
         repetitionsChange = PeriodChange(current: current.totalRepetitions, previous: previous.totalRepetitions)
@@ -264,21 +324,28 @@ struct PeriodStatistics: Sendable, Hashable {
     /// The statistics of `period` ending on `today` from all the user's `records`
     /// (in any order, any days). Linear in the number of records plus days.
     init(records: [ExerciseRecord], period: StatsPeriod, today: LocalDate) {
+        self.init(days: DayTotals.of(records), period: period, today: today)
+    }
+
+    /// The statistics of `period` ending on `today` from the user's totals per day (in any
+    /// order, at most one per day; days outside both periods count only for the streak),
+    /// and the streak that ran up to the first of them, if it is not among them.
+    init(days: [DayTotals], period: StatsPeriod, today: LocalDate, earlier: EarlierStreak? = nil) {
         self.period = period
         range = period.range(endingOn: today)
         previousRange = period.previousRange(endingOn: today)
-        let current = PeriodAggregate(records, in: range)
-        let previous = PeriodAggregate(records, in: previousRange)
+        let current = PeriodAggregate(days, in: range)
+        let previous = PeriodAggregate(days, in: previousRange)
         performance = current.points
         bodyPartShares = Shares.percentages(counts: current.bodyPartCounts, order: BodyPart.allCases)
         motorAbilityShares = Shares.percentages(counts: current.motorAbilityCounts, order: MotorAbility.allCases)
         keyFacts = KeyFacts(
-            current: current, previous: previous, doneDays: Streaks.doneDays(records, through: today), today: today)
+            current: current, previous: previous, doneDays: Streaks.doneDays(days, through: today), today: today, earlier: earlier)
     }
 }
 
-/// One pass over the records for one range: the daily points and the category counts.
-/// Records outside the range are ignored; skipped ones are only counted.
+/// One pass over the day totals for one range: the daily points and the category counts.
+/// Days outside the range are ignored; skipped exercises are only counted.
 private struct PeriodAggregate {
     var points: [PerformancePoint]
     var bodyPartCounts: [BodyPart: Int] = [:]
@@ -286,7 +353,7 @@ private struct PeriodAggregate {
     var exercisesSkipped = 0
     var workoutIDs = Set<String>()
 
-    init(_ records: [ExerciseRecord], in range: ClosedRange<LocalDate>) {
+    init(_ days: [DayTotals], in range: ClosedRange<LocalDate>) {
         var points: [PerformancePoint] = []
         points.reserveCapacity(range.dayCount)
         var day = range.lowerBound
@@ -295,20 +362,21 @@ private struct PeriodAggregate {
             day = day.adding(days: 1)
         }
         let first = range.lowerBound.daysSinceEpoch
-        for record in records where range.contains(record.day) {
-            if record.skipped {
-                exercisesSkipped += 1
-                continue
-            }
-            let index = Int(record.day.daysSinceEpoch - first)
-            points[index].score += record.score
-            points[index].repetitions += record.repetitions
-            points[index].exercises += 1
-            bodyPartCounts[record.bodyPart, default: 0] += 1
-            motorAbilityCounts[record.motorAbility, default: 0] += 1
-            workoutIDs.insert(record.workoutID)
+        var bodyParts = [Int](repeating: 0, count: BodyPart.allCases.count)
+        var motorAbilities = [Int](repeating: 0, count: MotorAbility.allCases.count)
+        for totals in days where range.contains(totals.day) {
+            exercisesSkipped += totals.skipped
+            let index = Int(totals.day.daysSinceEpoch - first)
+            points[index].score += totals.score
+            points[index].repetitions += totals.repetitions
+            points[index].exercises += totals.done
+            for (index, count) in totals.bodyParts.enumerated() { bodyParts[index] += count }
+            for (index, count) in totals.motorAbilities.enumerated() { motorAbilities[index] += count }
+            workoutIDs.formUnion(totals.workoutIDs)
         }
         self.points = points
+        for (part, count) in zip(BodyPart.allCases, bodyParts) where count > 0 { bodyPartCounts[part] = count }
+        for (ability, count) in zip(MotorAbility.allCases, motorAbilities) where count > 0 { motorAbilityCounts[ability] = count }
     }
 
     var exercisesDone: Int { points.reduce(0) { $0 + $1.exercises } }

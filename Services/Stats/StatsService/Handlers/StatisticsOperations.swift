@@ -19,47 +19,65 @@ struct StatisticsOperations: Sendable {
     static let rangeSchema = JSONSchema.object(["from": .string(format: .date), "to": .string(format: .date)], required: ["from", "to"])
 
     /// The caller's statistics for the requested period, ending today in their zone. Only
-    /// the key facts compare with the period before and count the streak: the other
-    /// figures read the period itself (their `keyFacts` are not shown).
+    /// the key facts compare with the period before, count the streak and the workouts:
+    /// the other figures read the period's day totals only (their `keyFacts` are not shown).
     static func statistics(_ context: RequestContext, _ input: PeriodRequest, _ db: Database, keyFacts: Bool = false) throws -> PeriodStatistics {
         let user = try context.requirePrincipal().userID
         guard let period = StatsPeriod(rawValue: input.period) else { throw ServiceError.invalid("period", "week, two_weeks or month") }
         let today = try UserPreferences.load(db, user: user).clock.local(context.receivedAt).date
         let from = keyFacts ? period.previousRange(endingOn: today).lowerBound : period.range(endingOn: today).lowerBound
-        return PeriodStatistics(records: try Self.records(db, user: user, from: from, through: today, streak: keyFacts), period: period, today: today)
+        let days = try Self.days(db, user: user, from: from, through: today, workouts: keyFacts)
+        let earlier = keyFacts ? EarlierStreak(first: from, length: try Self.streak(db, user: user, before: from, through: today)) : nil
+        return PeriodStatistics(days: days, period: period, today: today, earlier: earlier)
     }
 
     /// A current streak counts at most this many days, whatever the period.
     static let streakReach = 1_000
 
-    /// The user's exercises from `from` through `through`, and, for the current streak,
-    /// one stand-in per earlier day with a done exercise back to the first gap (outside
-    /// every range, so they add to no sum), reaching back at most ``streakReach`` days
-    /// from `through`.
-    static func records(_ db: Database, user: String, from: LocalDate, through: LocalDate, streak: Bool = true) throws -> [ExerciseRecord] {
-        var records: [ExerciseRecord] = []
-        try db.cachedStatement(sql: """
-                SELECT workout_id, day, body_part, motor_ability, repetitions, score, state FROM workout_exercise
-                WHERE user_id = ? AND day >= ? AND day <= ? AND state != 'shown'
-                """
-        ).forEachRow(arguments: [user, from.description, through.description]) { row in
-            guard let day = LocalDate(row.string(1)) else { return }
-            records.append(
-                ExerciseRecord(
-                    workoutID: row.string(0), day: day, bodyPart: BodyPart(rawValue: row.string(2)) ?? .fullBody,
-                    motorAbility: MotorAbility(rawValue: row.string(3)) ?? .strength, repetitions: Int(row.integer(4) ?? 0),
-                    score: Int(row.integer(5) ?? 0), skipped: row.string(6) == "skipped"))
+    static let dayTotalsQuery =
+        "SELECT day, \(DayTotalsSchema.valueColumns.joined(separator: ", ")) FROM exercise_day WHERE user_id = ? AND day >= ? AND day <= ? ORDER BY day"
+
+    /// The user's day totals from `from` through `through` (one row per day with an
+    /// exercise done or skipped), with each day's workouts when `workouts` is set.
+    static func days(_ db: Database, user: String, from: LocalDate, through: LocalDate, workouts: Bool = true) throws -> [DayTotals] {
+        var days: [DayTotals] = []
+        let (parts, abilities) = (BodyPart.allCases.count, MotorAbility.allCases.count)
+        try db.cachedStatement(sql: Self.dayTotalsQuery).forEachRow(arguments: [user, from.description, through.description]) { row in
+            guard let day = LocalDate(row.string(0)) else { return }
+            var totals = DayTotals(day: day)
+            totals.score = Int(row.integer(1) ?? 0)
+            totals.repetitions = Int(row.integer(2) ?? 0)
+            totals.done = Int(row.integer(3) ?? 0)
+            totals.skipped = Int(row.integer(4) ?? 0)
+            for index in 0..<parts { totals.bodyParts[index] = Int(row.integer(Int32(5 + index)) ?? 0) }
+            for index in 0..<abilities { totals.motorAbilities[index] = Int(row.integer(Int32(5 + parts + index)) ?? 0) }
+            days.append(totals)
         }
-        guard streak else { return records }
-        var expected = from.adding(days: -1)
-        let reach = max(0, Self.streakReach - from.days(until: through))
-        try db.cachedStatement(sql: "SELECT day FROM training_day WHERE user_id = ? AND day < ? ORDER BY day DESC LIMIT ?")
-            .forEachRow(arguments: [user, from.description, reach]) { row in
-                guard row.string(0) == expected.description else { return }
-                records.append(ExerciseRecord(workoutID: "", day: expected, bodyPart: .fullBody, motorAbility: .strength, repetitions: 0, score: 0, skipped: false))
-                expected = expected.adding(days: -1)
+        guard workouts else { return days }
+        let positions = Dictionary(uniqueKeysWithValues: days.enumerated().map { ($1.day.description, $0) })
+        try db.cachedStatement(sql: "SELECT day, workout_id FROM workout_day WHERE user_id = ? AND day >= ? AND day <= ?")
+            .forEachRow(arguments: [user, from.description, through.description]) { row in
+                guard let position = positions[row.string(0)] else { return }
+                days[position].workoutIDs.insert(row.string(1))
             }
-        return records
+        return days
+    }
+
+    /// The number of consecutive days with an exercise done that end the day before
+    /// `first` (the streak a current streak continues when it reaches back to `first`): the
+    /// part before `first` of the training run holding the day before it. A streak counts
+    /// at most ``streakReach`` days back from `through`.
+    static func streak(_ db: Database, user: String, before first: LocalDate, through: LocalDate) throws -> Int {
+        let reach = max(0, Self.streakReach - first.days(until: through))
+        let statement = try db.cachedStatement(
+            sql: "SELECT first_day, last_day FROM training_run WHERE user_id = ? AND first_day < ? ORDER BY first_day DESC LIMIT 1")
+        var length = 0
+        try statement.forEachRow(arguments: [user, first.description]) { row in
+            let dayBefore = first.adding(days: -1)
+            guard let start = LocalDate(row.string(0)), let end = LocalDate(row.string(1)), end >= dayBefore else { return }
+            length = start.days(until: first)
+        }
+        return min(length, reach)
     }
 
     static func range(_ range: ClosedRange<LocalDate>) -> JSONValue { ["from": .string(range.lowerBound.description), "to": .string(range.upperBound.description)] }
