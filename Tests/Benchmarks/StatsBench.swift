@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GRDB
+import LoadKit
 import Platform
 import SharedTesting
 import StatsService
@@ -48,7 +49,11 @@ struct StatsBench: AsyncParsableCommand {
         let today = ZoneClock.utc.localDate(of: Date())
         let first = today.adding(days: -364)
         var started = Date()
-        let database = try DatabaseQueue(path: statsFile)
+        // The services write their own files meanwhile (cursors, the publisher's position):
+        // wait for their short transactions rather than fail.
+        var waiting = Configuration()
+        waiting.busyMode = .timeout(30)
+        let database = try DatabaseQueue(path: statsFile, configuration: waiting)
         try await database.write { db in
             try db.execute(
                 sql: """
@@ -98,7 +103,7 @@ struct StatsBench: AsyncParsableCommand {
         await processes[2].stop()
         let savingsFile = URL(fileURLWithPath: configuration.dataDirectory).appendingPathComponent("savings.sqlite").path
         let month = String(today.description.prefix(7))
-        let savings = try DatabaseQueue(path: savingsFile)
+        let savings = try DatabaseQueue(path: savingsFile, configuration: waiting)
         try await savings.write { db in
             try db.execute(
                 sql: """
@@ -143,7 +148,16 @@ struct StatsBench: AsyncParsableCommand {
                 "deadline": .string(today.adding(days: 700).description), "interval": "month", "timeZone": "UTC",
             ], token: reader)
         guard let planID = plan.data?["id"] else { throw ValidationError("cannot start a plan: \(plan.error?.message ?? "")") }
+        // Each deposit's event as the bus carries it: the lag counts from its publication
+        // (the issue's measure) as well as from the deposit's reply (which adds the time the
+        // event waits in savings' outbox: here behind the 100,000 events of the backlog,
+        // which savings announces on the bus for several seconds after the replay).
+        let tap = BusTap(bus: try configuration.links(as: "operator").busOut, prefix: "savings.deposit.recorded")
+        while !tap.isReady { try await Task.sleep(for: .milliseconds(10)) }
+        try await Task.sleep(for: .milliseconds(200))
         var lags: [Double] = []
+        var shown: [Int: Date] = [:]
+        var slow: [String] = []
         for number in 1...100 {
             let deposit = try await client.call(
                 "savings.deposits.record", data: ["planId": planID, "amount": ["minor": 1, "currency": "RUB"], "date": .string(today.description)],
@@ -154,16 +168,33 @@ struct StatsBench: AsyncParsableCommand {
                 let overview = try await client.call("stats.overview", data: ["months": 1], token: reader)
                 if overview.data?["savings"]?[0]?["figures"]?["saved:RUB"]?.integerValue == Int64(number) {
                     lags.append(Date().timeIntervalSince(sent) * 1000)
+                    shown[number] = Date()
+                    if lags[lags.count - 1] > 100 { slow.append(String(format: "#%d %.0f ms at %@", number, lags[lags.count - 1], Instant.format(sent))) }
                     break
                 }
                 try await Task.sleep(for: .milliseconds(2))
             }
         }
-        lags.sort()
-        let p99 = lags.isEmpty ? .infinity : lags[min(lags.count - 1, Int(Double(lags.count) * 0.99))]
+        // The live deposits' events, in order (the backlog's belong to another plan).
+        let published = await tap.stop().filter { arrival in
+            guard let event = try? JSONParser.parse(arrival.event) else { return false }
+            return event["data"]?["planId"] == planID
+        }.map(\.at)
+        var fromPublication: [Double] = []
+        for (index, at) in published.enumerated() {
+            if let shownAt = shown[index + 1] { fromPublication.append(max(0, shownAt.timeIntervalSince(at)) * 1000) }
+        }
+        func percentiles(_ values: [Double]) -> (p50: Double, p99: Double) {
+            let sorted = values.sorted()
+            guard !sorted.isEmpty else { return (0, .infinity) }
+            return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, Int(Double(sorted.count) * 0.99))])
+        }
+        let (fromReply, fromBus) = (percentiles(lags), percentiles(fromPublication))
         report(String(
-            format: "a live deposit shown in stats.overview: %d of 100, p50 %.0f ms, p99 %.0f ms (target p99 under 1 s) %@", lags.count,
-            lags.isEmpty ? 0 : lags[lags.count / 2], p99, lags.count == 100 && p99 < 1_000 ? "PASS" : "FAIL"))
+            format: "a live deposit shown in stats.overview: %d of 100; from its publication on the bus (%d seen) p50 %.0f ms, p99 %.0f ms (target p99 under 1 s) %@; from the deposit's reply p50 %.0f ms, p99 %.0f ms",
+            lags.count, fromPublication.count, fromBus.p50, fromBus.p99, lags.count == 100 && fromPublication.count == 100 && fromBus.p99 < 1_000 ? "PASS" : "FAIL",
+            fromReply.p50, fromReply.p99)
+            + (slow.isEmpty ? "" : "; over 100 ms from the reply: " + slow.joined(separator: ", ")))
         await client.close()
         for process in processes { await process.stop() }
     }
