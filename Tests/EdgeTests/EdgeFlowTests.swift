@@ -228,6 +228,17 @@ struct EdgeFlowTests {
             #expect(String(decoding: prompt, as: UTF8.self).hasPrefix("HTTP/1.1 200"))
             let idled = ContinuousClock.now - started
             #expect(idled >= .milliseconds(2_300) && idled < .seconds(6), "the idle keep-alive connection was closed after \(idled)")
+            // Refused before its body came (a malformed Authorization header): once the body
+            // is in, the idle clock runs as after any answer (it once ran no clock at all).
+            let refusedAt = ContinuousClock.now
+            let refused = try await HTTPTestClient.exchange(
+                host: bind.host, port: bind.port,
+                sending: [
+                    Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nAuthorization: Basic x\r\nContent-Length: 2\r\n\r\n".utf8), Data("{}".utf8),
+                ], pause: .milliseconds(500), timeout: .seconds(8))
+            #expect(String(decoding: refused, as: UTF8.self).hasPrefix("HTTP/1.1 401"))
+            let refusedIdled = ContinuousClock.now - refusedAt
+            #expect(refusedIdled >= .milliseconds(2_300) && refusedIdled < .seconds(6.5), "the refused connection was closed after \(refusedIdled)")
         }
     }
 }

@@ -18,12 +18,15 @@ public struct EdgeRequestContext: Hummingbird.RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The TCP peer's address.
     let peer: String?
+    /// The loop of the connection's channel.
+    let eventLoop: any EventLoop
     /// The app user's address, set by the door before any route runs.
     var clientAddress = ""
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         peer = source.channel.remoteAddress?.ipAddress
+        eventLoop = source.channel.eventLoop
     }
 
     /// Bodies are read with their own limits (``EdgeSettings``).
@@ -103,10 +106,27 @@ public final class EdgeServer: Sendable {
             let token = try bearerToken(request)
             let idem = try idempotencyKey(request)
             let body = try await collect(request, limit: settings.maxBodyBytes)
-            let data = try EdgeEnvelope.data(fromBody: body)
-            let frame = EdgeEnvelope.encode(id: id, op: op, token: token, idem: idem, client: context.clientAddress, data: data)
-            return answer(EdgeAnswer.reply(try await call(frame)), requestID: id)
+            let client = context.clientAddress
+            let frame = try await onPoolIfLarge(body.count) { () throws(ServiceError) in
+                EdgeEnvelope.encode(id: id, op: op, token: token, idem: idem, client: client, data: try EdgeEnvelope.data(fromBody: body))
+            }
+            let reply = try await call(frame)
+            return try await onPoolIfLarge(reply.count) { answer(EdgeAnswer.reply(reply), requestID: id) }
         }
+    }
+
+    /// Bodies and replies above this size are checked, cut and encoded on Swift's pool.
+    static let largeBytes = 64 << 10
+
+    /// Runs `work` where it is when `bytes` is small; on Swift's pool when it is larger
+    /// than ``largeBytes`` (a 1 MB body checked, an image encoded: milliseconds that would
+    /// hold up every other connection of the event loop).
+    func onPoolIfLarge<T: Sendable>(_ bytes: Int, _ work: () throws(ServiceError) -> T) async throws(ServiceError) -> T {
+        guard bytes > Self.largeBytes else { return try work() }
+        let result = await withTaskExecutorPreference(globalConcurrentExecutor) { () async -> Result<T, ServiceError> in
+            do throws(ServiceError) { return .success(try work()) } catch { return .failure(error) }
+        }
+        return try result.get()
     }
 
     /// Runs a route with the request's id (``requestID(_:)``): a thrown error becomes its
@@ -205,11 +225,14 @@ public final class EdgeServer: Sendable {
             let data = JSONValue.object(["id": .string(imageID)]).serialized
             let frame = EdgeEnvelope.encode(id: id, op: "\(service).media.get", token: token, idem: nil, client: context.clientAddress, data: data)
             let reply = try await call(frame)
-            guard let parsed = try? Reply.parse(reply) else { throw ServiceError(.internal, "the gateway sent a reply the edge cannot read") }
-            if let error = parsed.error { throw error }
-            guard case .string(let base64)? = parsed.data?["content"], case .string(let contentType)? = parsed.data?["contentType"],
-                case .string(let sha256)? = parsed.data?["sha256"], let content = Data(base64Encoded: base64)
-            else { throw ServiceError(.internal, "the media store sent an image the edge cannot read") }
+            let (content, contentType, sha256) = try await onPoolIfLarge(reply.count) { () throws(ServiceError) in
+                guard let parsed = try? Reply.parse(reply) else { throw ServiceError(.internal, "the gateway sent a reply the edge cannot read") }
+                if let error = parsed.error { throw error }
+                guard case .string(let base64)? = parsed.data?["content"], case .string(let contentType)? = parsed.data?["contentType"],
+                    case .string(let sha256)? = parsed.data?["sha256"], let content = Data(base64Encoded: base64)
+                else { throw ServiceError(.internal, "the media store sent an image the edge cannot read") }
+                return (content, contentType, sha256)
+            }
             let etag = "\"\(sha256)\""
             var headers: HTTPFields = [.eTag: etag, .requestID: id]
             // Content-addressed: what an id names never changes. Images read with a token
@@ -233,11 +256,14 @@ public final class EdgeServer: Sendable {
                 throw ServiceError.invalid("Content-Type", "send the image as image/png, image/jpeg or image/webp")
             }
             let content = try await collect(request, limit: settings.maxMediaBytes)
-            if let header = try? ImageHeader.read(content, limits: MediaLimits()), header.contentType != declared {
-                throw ServiceError.invalid("Content-Type", "the body is \(header.contentType), not \(declared)")
+            let client = context.clientAddress
+            let frame = try await onPoolIfLarge(content.count) { () throws(ServiceError) in
+                if let header = try? ImageHeader.read(content, limits: MediaLimits()), header.contentType != declared {
+                    throw ServiceError.invalid("Content-Type", "the body is \(header.contentType), not \(declared)")
+                }
+                let data = JSONValue.object(["content": .string(content.base64EncodedString())]).serialized
+                return EdgeEnvelope.encode(id: id, op: "\(service).media.put", token: token, idem: idem, client: client, data: data)
             }
-            let data = JSONValue.object(["content": .string(content.base64EncodedString())]).serialized
-            let frame = EdgeEnvelope.encode(id: id, op: "\(service).media.put", token: token, idem: idem, client: context.clientAddress, data: data)
             return answer(EdgeAnswer.reply(try await call(frame)), requestID: id)
         }
     }
@@ -297,6 +323,9 @@ struct Door: RouterMiddleware {
     let edge: EdgeServer
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // A connection's task starts on the loop that accepted it; its request is handled
+        // on the loop of its channel, where its answer is written (``EventLoopExecutor``).
+        if !context.eventLoop.inEventLoop { try? await context.eventLoop.submit {}.get() }
         var context = context
         context.clientAddress = edge.settings.resolver.resolve(peer: context.peer, forwardedFor: request.headers[values: .forwardedFor])
         let origin = request.headers[.origin].flatMap { edge.settings.corsOrigins.contains($0) ? $0 : nil }

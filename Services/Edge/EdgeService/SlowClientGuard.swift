@@ -29,6 +29,9 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let bodyTimeout: TimeAmount
     private let idleTimeout: TimeAmount
     private var phase = Phase.awaitingHead
+    /// The answer was written before the request's end was read (a refusal before the
+    /// body): the request's end starts the idle clock.
+    private var answeredEarly = false
     /// When the running clock runs out; `nil` while none runs (an answer is being made).
     private var deadline: NIODeadline?
     /// The timer, and when it fires: never later than `deadline`.
@@ -72,22 +75,34 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head:
             phase = .readingBody
+            answeredEarly = false
             arm(context, bodyTimeout)
         case .body:
             break
         case .end:
-            phase = .answering
-            deadline = nil
+            if answeredEarly {
+                answeredEarly = false
+                phase = .idle
+                arm(context, idleTimeout)
+            } else {
+                phase = .answering
+                deadline = nil
+            }
         }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        // An answer is complete: the connection may idle until the next request. (An answer
-        // sent before the body was read, such as 413, leaves the body's clock running.)
-        if case .end = unwrapOutboundIn(data), phase == .answering {
-            phase = .idle
-            arm(context, idleTimeout)
+        // An answer is complete: the connection may idle until the next request. An answer
+        // sent before the body was read (413, 401, 429) leaves the body's clock running,
+        // and the body's end then starts the idle clock.
+        if case .end = unwrapOutboundIn(data) {
+            if phase == .answering {
+                phase = .idle
+                arm(context, idleTimeout)
+            } else if phase == .readingBody {
+                answeredEarly = true
+            }
         }
         context.write(data, promise: promise)
     }

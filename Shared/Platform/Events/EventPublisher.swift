@@ -90,6 +90,9 @@ public final class EventPublisher: Service, Sendable {
             let stop = stopping.load(ordering: .relaxed)
             _ = wakeUps.drain()
             let (reached, wasFull) = publishPending(after: published, on: socket)
+            // Progress starts the waits over: a backlog crossing a busy bus waits 5 ms at
+            // each full queue, not the longest wait.
+            if reached > published { backoff = Self.fullBackoff }
             published = reached
             if wasFull {
                 fullCounter.increment()
