@@ -67,7 +67,7 @@ whole_stacks='IntegrationTests|EdgeFlowTests|EdgeStackTests|NamespacedDeployment
 # calls (beside the whole stacks, their median reached 5.3 s against 0.5 s alone).
 alone='AuthHashingFloodTests|GatewayMemoryTests'
 swift test --skip-build --experimental-maximum-parallelization-width 4 --skip "$whole_stacks|AdminBrowserTests|$alone"
-for suite in AuthHashingFloodTests GatewayMemoryTests; do swift test --skip-build --filter "$suite"; done
+for suite in ${alone//|/ }; do swift test --skip-build --filter "$suite"; done
 # The fault drill (SIGKILLs under write load) and the request fuzzer (every operation
 # hammered for 30 s) run after them, together: beside the memory floods they made those
 # wait for a core past their deadlines.

@@ -204,6 +204,7 @@ struct DayTotalsTests {
             }
         }
     }
+
     /// The runs of consecutive days in `days` (days after 2027-01-01), in order.
     static func runs(_ days: Set<Int>) -> [[String]] {
         var runs: [[String]] = []

@@ -59,8 +59,8 @@ public final class EdgeServer: Sendable {
     }
 
     /// The Hummingbird application on `eventLoopGroup`; `onRunning` hears the bound port.
-    /// Run it under ``EventLoopExecutor``'s preference for a one-loop group, so handlers run
-    /// on the loop of their connections.
+    /// Run it under the preference of an ``EventLoopExecutor`` of the same group, so handlers
+    /// run on the loops of their connections.
     public func application(
         eventLoopGroup: any EventLoopGroup, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) throws -> some ApplicationProtocol {

@@ -122,8 +122,9 @@ public final class ServiceClient: Sendable {
     /// What a request's sender hears: the reply frame or a ``ClientError``.
     public typealias Completion = @Sendable (Result<Data, any Error>) -> Void
 
-    /// Sends one request frame and calls `completion` once, on the socket thread, with the
-    /// reply frame or the error. It must return quickly: the socket waits meanwhile. For
+    /// Sends one request frame and calls `completion` once with the reply frame or the
+    /// error: on the socket thread (it must return quickly: the socket waits meanwhile), or
+    /// on the caller's when the client is already closed. For
     /// callers that decide where the reply is handled (the HTTP edge resumes on the event
     /// loop that asked).
     public func send(_ body: Data, timeout: Duration, completion: @escaping Completion) {

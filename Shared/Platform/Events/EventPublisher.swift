@@ -103,8 +103,6 @@ public final class EventPublisher: Service, Sendable {
                 }
                 if !stop { Thread.sleep(forTimeInterval: backoff.milliseconds / 1_000) }
                 backoff = min(backoff * 2, Self.longestBackoff)
-            } else {
-                backoff = Self.fullBackoff
             }
             // The position only saves work after a restart, so it is written at most once
             // a second rather than in every request's transaction.

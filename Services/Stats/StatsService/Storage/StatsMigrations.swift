@@ -154,7 +154,8 @@ enum StatsMigrations {
             try db.execute(sql: DayTotalsSchema.tables)
             try db.execute(sql: DayTotalsSchema.triggers)
             try db.execute(sql: DayTotalsSchema.backfill)
-            try db.execute(sql: TrainingRunSchema.create)
+            try db.execute(sql: TrainingRunSchema.table)
+            try db.execute(sql: TrainingRunSchema.triggers)
             try db.execute(sql: TrainingRunSchema.backfill)
         }
     }
@@ -257,13 +258,19 @@ public enum DayTotalsSchema {
 /// by triggers on `training_day`: a current streak that reaches back before a period is
 /// one lookup (the run holding the day before it), not a walk over every earlier day.
 public enum TrainingRunSchema {
-    static let create = """
+    static let table = """
         CREATE TABLE training_run (
             user_id TEXT NOT NULL,
             first_day TEXT NOT NULL,
             last_day TEXT NOT NULL,
             PRIMARY KEY (user_id, first_day)
         ) WITHOUT ROWID;
+        """
+
+    public static let triggerNames = ["training_run_insert", "training_run_delete"]
+
+    /// The triggers named ``triggerNames``.
+    public static let triggers = """
         -- A new training day joins the run ending the day before and the one starting the
         -- day after, or extends one of them, or starts a run of its own.
         CREATE TRIGGER training_run_insert AFTER INSERT ON training_day BEGIN
@@ -293,7 +300,4 @@ public enum TrainingRunSchema {
                 SELECT user_id, day, julianday(day) - ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY day) AS run FROM training_day
             ) GROUP BY user_id, run;
         """
-
-    public static let triggerNames = ["training_run_insert", "training_run_delete"]
-    public static var triggers: String { String(create[create.range(of: "CREATE TRIGGER")!.lowerBound...]) }
 }
