@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <spawn.h>
+#include <sqlite3.h>
 
 // glibc 2.34+: close every descriptor from `from` up in the child of posix_spawn (declared
 // by spawn.h only under _GNU_SOURCE, which Swift's Glibc module does not set).
@@ -20,4 +21,9 @@ static inline pid_t backend_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 static inline int backend_set_thread_niceness(int niceness) {
     return setpriority(PRIO_PROCESS, (id_t)backend_gettid(), niceness);
 }
+
+// Turns off SQLite's memory statistics before its first connection: with them on, every
+// allocation SQLite makes takes a process-wide mutex (SQLITE_CONFIG_MEMSTATUS; sqlite3_config
+// is variadic, which Swift cannot call). SQLITE_MISUSE once SQLite is initialized.
+static inline int backend_sqlite_memstatus_off(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
 #endif

@@ -125,8 +125,8 @@ struct RemindersBench: AsyncParsableCommand {
         let p99 = delays.isEmpty ? .infinity : delays[min(delays.count - 1, Int(Double(delays.count) * 0.99))]
         let last = delays.last ?? .infinity
         report(String(
-            format: "burst of %d alerts due at once: %d reminders.due received on the bus; the last %.0f ms after the due instant (target within 1 s); delay p50 %.0f ms, p99 %.0f ms (target p99 under 1 s) %@",
-            count, arrivals.count, last, delays.isEmpty ? 0 : delays[delays.count / 2], p99, arrivals.count == count && last < 1_000 && p99 < 1_000 ? "PASS" : "FAIL"))
+            format: "burst of %d alerts due at once: %d reminders.due received on the bus; the first %.0f ms and the last %.0f ms after the due instant (target within 1 s); delay p50 %.0f ms, p99 %.0f ms (target p99 under 1 s) %@",
+            count, arrivals.count, delays.first ?? .infinity, last, delays.isEmpty ? 0 : delays[delays.count / 2], p99, arrivals.count == count && last < 1_000 && p99 < 1_000 ? "PASS" : "FAIL"))
         await client.close()
         for process in processes { await process.stop() }
     }

@@ -1,3 +1,4 @@
+import CBackendSystem
 import Foundation
 import GRDB
 
@@ -20,6 +21,7 @@ public enum ServiceDatabase {
         directory: URL, name: String, durability: Durability,
         migrations: @Sendable (inout DatabaseMigrator) -> Void
     ) throws -> DatabasePool {
+        _ = sqliteTuned
         try FileManager.default.createDirectory(
             at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // The data folder and the database files are the service user's only (folders
@@ -70,6 +72,11 @@ public enum ServiceDatabase {
         }
         return pool
     }
+
+    /// SQLite's process-wide settings, made once before the process opens its first
+    /// connection: no memory statistics (they take a global mutex on every allocation the
+    /// writer makes; nothing here reads them).
+    private static let sqliteTuned: Bool = backend_sqlite_memstatus_off() == SQLITE_OK
 
     /// The writer's `synchronous` setting as SQLite reports it (0 OFF, 1 NORMAL, 2 FULL).
     public static func synchronousSetting(of pool: DatabasePool) throws -> Int {

@@ -59,11 +59,15 @@ enum Notifier {
     /// of 10,000 alerts of users who never registered one costs one lookup each: callers
     /// on hot paths ask first and make the notice only for users with a device).
     static func devices(_ db: Database, user: String, app: PushApp) throws -> [Device] {
-        try Row.fetchAll(
-            db.cachedStatement(sql: """
-                SELECT id, token, platform, locale FROM push_device WHERE user_id = ? AND app_id = ? AND disabled_at IS NULL ORDER BY id
-                """), arguments: [user, app.rawValue]
-        ).map { Device(id: $0[0], token: $0[1], platform: $0[2], locale: $0[3]) }
+        // Read by position (asked at every alert of a burst, most often finding none).
+        var devices: [Device] = []
+        try db.cachedStatement(sql: """
+            SELECT id, token, platform, locale FROM push_device WHERE user_id = ? AND app_id = ? AND disabled_at IS NULL ORDER BY id
+            """
+        ).forEachRow(arguments: [user, app.rawValue]) { row in
+            devices.append(Device(id: row.integer(0) ?? 0, token: row.string(1), platform: row.string(2), locale: row.string(3)))
+        }
+        return devices
     }
 
     /// Makes `notice` for `devices` (the user's of its app, from ``devices(_:user:app:)``).
