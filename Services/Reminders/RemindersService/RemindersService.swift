@@ -56,7 +56,10 @@ public enum RemindersService {
             events: RemindersEvents.descriptions,
             subscriptions: [AccountEvents.subscription] + NotificationSources.subscriptions,
             migrations: { RemindersMigrations.register(in: &$0) },
-            prepare: { pool in try NotificationHistoryPruning.arm(pool) },
+            prepare: { pool in
+                try NotificationHistoryPruning.arm(pool)
+                try RenderedReminders.start(for: pool)
+            },
             workers: { pool, logger in
                 [
                     DeliveryWorker(

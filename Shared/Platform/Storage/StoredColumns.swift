@@ -53,3 +53,11 @@ extension Statement {
         }
     }
 }
+
+extension Database {
+    /// The absolute path of the connection's main database file ("" in memory): which
+    /// database a connection is on, for a cache kept per database of the process.
+    public var mainFilePath: String {
+        sqlite3_db_filename(sqliteConnection, "main").map { String(cString: $0) } ?? ""
+    }
+}

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Platform
+import Synchronization
 
 /// How reminders look on the wire, and their schemas.
 enum ReminderViews {
@@ -92,18 +93,62 @@ struct ReminderView: Sendable, JSONWrittenOnly {
         _ db: Database, sql: String, arguments: StatementArguments, clock: UserClock, each: (StoredColumns) -> Void = { _ in }
     ) throws -> [ReminderView] {
         var views: [ReminderView] = []
+        // Only what a reader sees is committed: a writer's rows may still be rolled back,
+        // and their change version then given to another write.
+        let committed = db.configuration.readonly
+        let rendered = RenderedReminders.of(db)
         try db.cachedStatement(sql: sql).forEachRow(arguments: arguments) { row in
             var json: [UInt8] = []
             json.reserveCapacity(768)
-            try write(row, userZone: clock.zone, to: &json)
+            try write(row, userZone: clock.zone, rendered: rendered, remembering: committed, to: &json)
             views.append(ReminderView(json: json))
             each(row)
         }
         return views
     }
 
-    /// Writes the reminder of a row selecting ``ReminderRow/columns``.
-    static func write(_ row: StoredColumns, userZone: ZoneClock, to output: inout [UInt8]) throws {
+    /// Writes the reminder of a row selecting ``ReminderRow/columns``: its text as rendered
+    /// for its change version (from `rendered`, or rendered now and kept there when the
+    /// row is `committed`), its next occurrence spliced in.
+    static func write(
+        _ row: StoredColumns, userZone: ZoneClock, rendered: RenderedReminders?, remembering committed: Bool, to output: inout [UInt8]
+    ) throws {
+        let key = RenderedReminders.Key(rowID: row.integer(0) ?? 0, changeVersion: row.integer(30) ?? 0)
+        let parts: RenderedReminders.Parts
+        if let kept = rendered?.parts(key) {
+            parts = kept
+        } else {
+            parts = try render(row)
+            if committed { rendered?.keep(key, parts) }
+        }
+        output.append(contentsOf: parts.head)
+        writeNext(row, userZone: userZone, to: &output)
+        output.append(contentsOf: parts.tail)
+    }
+
+    /// The value of `next`: the next occurrence, local and UTC, or `null`. Not kept with
+    /// the rest: firing moves it on without a new change version.
+    static func writeNext(_ row: StoredColumns, userZone: ZoneClock, to output: inout [UInt8]) {
+        guard let nextAtMs = row.integer(26) else {
+            output.append(contentsOf: "null".utf8)
+            return
+        }
+        let instant = Instant.date(milliseconds: nextAtMs)
+        var nested = JSONObjectWriter(taking: &output)
+        if let local = row.utf8(27) {
+            nested.field("local", utf8: local)
+        } else {
+            // Stored before the local text was kept: on the reminder's zone, or the user's.
+            nested.field("local", ReminderViews.localText(zone: row.text(15), allDay: row.bool(14), at: instant, userZone: userZone))
+        }
+        nested.field("utc", Instant.format(instant))
+        nested.finish(returningTo: &output)
+    }
+
+    /// The reminder's JSON object around the value of `next`: `head` runs up to `"next":`,
+    /// `tail` from the member after it to the closing brace. Both depend on the row's
+    /// columns alone, which change only with its change version.
+    static func render(_ row: StoredColumns) throws -> RenderedReminders.Parts {
         let allDay = row.bool(14)
         /// An occurrence's stored text (YYYY-MM-DDTHH:MM) as the wire shows it: the date
         /// alone for an all-day reminder.
@@ -111,7 +156,9 @@ struct ReminderView: Sendable, JSONWrittenOnly {
             guard let stored, allDay else { return stored }
             return UnsafeBufferPointer(rebasing: stored.prefix(10))
         }
-        var object = JSONObjectWriter(taking: &output)
+        var head: [UInt8] = []
+        head.reserveCapacity(512)
+        var object = JSONObjectWriter(taking: &head)
         object.field("alerts", json: row.utf8(18) ?? UnsafeBufferPointer(start: nil, count: 0))
         object.field("allDay", allDay)
         object.field("category", utf8: row.utf8(7))
@@ -124,27 +171,19 @@ struct ReminderView: Sendable, JSONWrittenOnly {
         } else {
             object.field("exdates", json: row.utf8(17) ?? UnsafeBufferPointer(start: nil, count: 0))
         }
-        let zone = row.text(15)
-        object.field("floating", zone == nil)
+        object.field("floating", row.utf8(15) == nil)
         ReminderViews.write(greeting: try row.text(21).map { try JSONDecoder().decode(Greeting.self, from: Data($0.utf8)) }, into: &object)
         object.field("id", utf8: row.utf8(1))
         object.field("imageId", utf8: row.utf8(10))
         object.field("importance", utf8: row.utf8(8))
         object.field("location", utf8: row.utf8(5))
-        if let nextAtMs = row.integer(26) {
-            let instant = Instant.date(milliseconds: nextAtMs)
-            object.object("next") { nested in
-                if let local = row.utf8(27) {
-                    nested.field("local", utf8: local)
-                } else {
-                    // Stored before the local text was kept: on the reminder's zone, or the user's.
-                    nested.field("local", ReminderViews.localText(zone: zone, allDay: allDay, at: instant, userZone: userZone))
-                }
-                nested.field("utc", Instant.format(instant))
-            }
-        } else {
-            object.null("next")
-        }
+        object.null("next")
+        object.finish(returningTo: &head)
+        head.removeLast("null}".utf8.count)
+
+        var tail: [UInt8] = []
+        tail.reserveCapacity(384)
+        object = JSONObjectWriter(taking: &tail)
         object.field("notes", utf8: row.utf8(6))
         object.object("notification") { nested in
             nested.field("kind", utf8: row.utf8(11))
@@ -167,7 +206,9 @@ struct ReminderView: Sendable, JSONWrittenOnly {
         object.field("updatedAt", utf8: row.utf8(33))
         object.field("version", row.integer(29) ?? 1)
         object.field("zone", utf8: row.utf8(15))
-        object.finish(returningTo: &output)
+        object.finish(returningTo: &tail)
+        tail[0] = UInt8(ascii: ",")
+        return RenderedReminders.Parts(head: head, tail: tail)
     }
 }
 
@@ -190,5 +231,134 @@ struct ReminderPage: Sendable, JSONWrittenOnly {
             if let next { JSONValue.writeString(next, to: &output) } else { output.append(contentsOf: "null".utf8) }
         }
         output.append(UInt8(ascii: "}"))
+    }
+}
+
+/// Reminders' JSON as rendered, by row and change version, one cache per database the
+/// process serves: a list or search page copies the text of the reminders it has shown
+/// before instead of writing each field again (writing them was the largest part of a
+/// page). Every change of a reminder's content takes a new change version from the
+/// database's one counter, and a version that was committed is never given again while
+/// the service runs (a restore needs it stopped; a start makes a new, empty cache), so an
+/// entry never goes stale; only rows read on a reader connection, hence committed, are
+/// kept. Bounded: in each of 64 shards (by key, so that readers on other threads rarely
+/// wait for the same lock: a contended `Mutex` parks the thread in the kernel), two
+/// generations of about `generationBytes / 64`; when the newer fills up, the older is
+/// dropped and the newer becomes it, and an entry found in the older moves to the newer
+/// (an approximate least-recently-used).
+final class RenderedReminders: Sendable {
+    struct Key: Hashable, Sendable {
+        var rowID: Int64
+        var changeVersion: Int64
+    }
+
+    struct Parts: Sendable {
+        var head: [UInt8]
+        var tail: [UInt8]
+        var bytes: Int { head.count + tail.count + 64 }
+    }
+
+    private struct Generations {
+        var newer: [Key: Parts] = [:]
+        var older: [Key: Parts] = [:]
+        var newerBytes = 0
+    }
+
+    private final class Shard: Sendable {
+        let state = Mutex(Generations())
+    }
+
+    static let shardCount = 64
+    private let shards: [Shard]
+    private let shardBytes: Int
+
+    init(generationBytes: Int) {
+        shards = (0..<Self.shardCount).map { _ in Shard() }
+        shardBytes = max(1, generationBytes / Self.shardCount)
+    }
+
+    private func shardIndex(_ key: Key) -> Int {
+        // Row ids are dense: their low bits spread consecutive rows over the shards.
+        Int(UInt64(bitPattern: key.rowID) % UInt64(Self.shardCount))
+    }
+
+    func parts(_ key: Key) -> Parts? {
+        shards[shardIndex(key)].state.withLock { state in
+            if let parts = state.newer[key] { return parts }
+            guard let parts = state.older.removeValue(forKey: key) else { return nil }
+            Self.add(key, parts, to: &state, limit: shardBytes)
+            return parts
+        }
+    }
+
+    func keep(_ key: Key, _ parts: Parts) {
+        shards[shardIndex(key)].state.withLock { state in Self.add(key, parts, to: &state, limit: shardBytes) }
+    }
+
+    /// The bytes kept in all (for tests and the budget).
+    var bytes: Int {
+        var total = 0
+        for shard in shards {
+            total += shard.state.withLock { state in state.newerBytes + state.older.values.reduce(0) { $0 + $1.bytes } }
+        }
+        return total
+    }
+
+    private static func add(_ key: Key, _ parts: Parts, to state: inout Generations, limit: Int) {
+        guard state.newer.updateValue(parts, forKey: key) == nil else { return }
+        state.newerBytes += parts.bytes
+        if state.newerBytes > limit {
+            state.older = state.newer
+            state.newer = [:]
+            state.newerBytes = 0
+        }
+    }
+
+    /// The caches by database file: read by every page, changed when a service starts.
+    private static let byDatabase = ReadMostly<[String: RenderedReminders]>([:])
+
+    /// A new, empty cache for the database of `pool` (about 32 MiB at most), replacing an
+    /// earlier one: the service starts.
+    static func start(for pool: DatabasePool, generationBytes: Int = 16 << 20) throws {
+        let path = try pool.read { $0.mainFilePath }
+        let cache = RenderedReminders(generationBytes: generationBytes)
+        byDatabase.write { $0[path] = cache }
+    }
+
+    /// The cache of `db`'s database, if its service started one.
+    static func of(_ db: Database) -> RenderedReminders? {
+        let path = db.mainFilePath
+        return byDatabase.read { $0[path] }
+    }
+}
+
+/// A value read far more often than it changes, behind a read-write lock: readers never
+/// wait for each other (a `Mutex` would serialize them, and park them in the kernel
+/// when contended).
+final class ReadMostly<Value>: @unchecked Sendable {
+    private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
+    private var value: Value
+
+    init(_ value: Value) {
+        self.value = value
+        lock.initialize(to: pthread_rwlock_t())
+        pthread_rwlock_init(lock, nil)
+    }
+
+    deinit {
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
+    }
+
+    func read<Result>(_ body: (Value) throws -> Result) rethrows -> Result {
+        pthread_rwlock_rdlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return try body(value)
+    }
+
+    func write<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        pthread_rwlock_wrlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return try body(&value)
     }
 }
