@@ -25,6 +25,13 @@ struct RenderedRemindersTests {
             // Shown once (and kept), then edited: the new text, not the kept one.
             #expect(Self.titles(try await RemindersFlowTests.ok(service, "reminders.list")) == ["First"])
             #expect(Self.titles(try await RemindersFlowTests.ok(service, "reminders.search", ["query": "first"])) == ["First"])
+            // Kept: the service's cache holds it under its row and change version.
+            let (rendered, key) = try await service.runtime.pool.read { db in
+                let row = try #require(try Row.fetchOne(db, sql: "SELECT rowid, change_version FROM reminder WHERE id = ?", arguments: [id]))
+                return (RenderedReminders.of(db), RenderedReminders.Key(rowID: row[0], changeVersion: row[1]))
+            }
+            #expect(rendered?.parts(key) != nil)
+            #expect((rendered?.bytes ?? 0) > 0)
             try await RemindersFlowTests.ok(service, "reminders.update", ["id": .string(id), "title": "Second"])
             #expect(Self.titles(try await RemindersFlowTests.ok(service, "reminders.list")) == ["Second"])
 

@@ -123,7 +123,14 @@ public final class TimerWorker: Service, Sendable {
                 try handler.run(db, timer)
             }
             guard isolated else {
-                do { try fire() } catch { throw PartialBatch() }
+                do {
+                    try fire()
+                } catch {
+                    logger.notice(
+                        "timer failed; its batch runs again with each timer apart",
+                        metadata: ["kind": "\(timer.kind)", "timer": "\(timer.id)", "error": "\(Self.describe(error))"])
+                    throw PartialBatch()
+                }
                 if timer.late { outcome.late += 1 }
                 continue
             }

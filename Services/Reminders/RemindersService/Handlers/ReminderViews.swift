@@ -208,7 +208,8 @@ struct ReminderView: Sendable, JSONWrittenOnly {
         object.field("zone", utf8: row.utf8(15))
         object.finish(returningTo: &tail)
         tail[0] = UInt8(ascii: ",")
-        return RenderedReminders.Parts(head: head, tail: tail)
+        // Copied to their size: kept, their spare capacity would count against no budget.
+        return RenderedReminders.Parts(head: Array(head[...]), tail: Array(tail[...]))
     }
 }
 
