@@ -296,7 +296,7 @@ final class RenderedReminders: Sendable {
         shards[shardIndex(key)].state.withLock { state in Self.add(key, parts, to: &state, limit: shardBytes) }
     }
 
-    /// The bytes kept in all (for tests and the budget).
+    /// The bytes kept in all, as the budget counts them (for tests).
     var bytes: Int {
         var total = 0
         for shard in shards {
