@@ -20,8 +20,7 @@ public enum ChangeFeed {
     /// The next version, for a row this transaction changes. Call it in the write that
     /// changes the row and store it in the row's version column.
     public static func stamp(_ db: Database) throws -> Int64 {
-        try Int64.fetchOne(
-            db.cachedStatement(sql: "UPDATE platform_change_state SET last = last + 1 WHERE id = 1 RETURNING last"))!
+        try db.cachedStatement(sql: "UPDATE platform_change_state SET last = last + 1 WHERE id = 1 RETURNING last").firstRow { $0.integer(0) ?? 0 }!
     }
 
     /// Records that `entity` `id` is gone for the viewers of `scope` (`user:<id>`,

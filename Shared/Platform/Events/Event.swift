@@ -70,8 +70,7 @@ public enum Outbox {
     public static func append(_ db: Database, type: String, data: some Encodable, at date: Date = Date()) throws -> Int64 {
         let json = try WireJSON.encode(data)
         // A cached statement: events are appended by the hottest writes.
-        try db.cachedStatement(sql: "INSERT INTO platform_event (type, at, data) VALUES (?, ?, ?)")
-            .execute(arguments: [type, Instant.format(date), String(decoding: json, as: UTF8.self)])
+        try db.cachedStatement(sql: "INSERT INTO platform_event (type, at, data) VALUES (?, ?, ?)").run(type, Instant.format(date), UTF8Text(json))
         let seq = db.lastInsertedRowID
         OutboxWakeups.wake(after: db)
         return seq

@@ -26,6 +26,6 @@ public enum DeletedUsers {
 
     /// Whether `user`'s deletion was applied.
     public static func contains(_ db: Database, user: String) throws -> Bool {
-        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM platform_deleted_user WHERE user_id = ?"), arguments: [user]) ?? false
+        try db.cachedStatement(sql: "SELECT 1 FROM platform_deleted_user WHERE user_id = ?").firstRow(user) { _ in true } ?? false
     }
 }

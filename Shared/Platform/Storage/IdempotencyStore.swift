@@ -19,22 +19,19 @@ public enum IdempotencyStore {
 
     /// The stored outcome for (scope, key), compared with the current request's hash.
     public static func lookup(_ db: Database, scope: String, key: String, op: String, requestHash: String) throws -> Lookup {
-        guard let row = try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT op, request_hash, reply FROM platform_idempotency WHERE scope = ? AND key = ?"),
-            arguments: [scope, key])
-        else { return .new }
-        let storedOp: String = row["op"]
-        let storedHash: String = row["request_hash"]
-        guard storedOp == op, storedHash == requestHash else { return .conflict }
-        let reply: String = row["reply"]
-        return .replay(Data(reply.utf8))
+        let found = try db.cachedStatement(sql: "SELECT op, request_hash, reply FROM platform_idempotency WHERE scope = ? AND key = ?")
+            .firstRow(scope, key) { columns -> Lookup in
+                guard columns.string(0) == op, columns.string(1) == requestHash else { return .conflict }
+                return .replay(columns.utf8(2).map { Data($0) } ?? Data())
+            }
+        return found ?? .new
     }
 
     /// Stores the reply of a write that just ran, inside its transaction.
     public static func save(_ db: Database, scope: String, key: String, op: String, requestHash: String, reply: Data, at date: Date = Date()) throws {
         try db.cachedStatement(
             sql: "INSERT INTO platform_idempotency (scope, key, op, request_hash, reply, created_at) VALUES (?, ?, ?, ?, ?, ?)"
-        ).execute(arguments: [scope, key, op, requestHash, String(decoding: reply, as: UTF8.self), Instant.format(date)])
+        ).run(scope, key, op, requestHash, UTF8Text(reply), Instant.format(date))
     }
 
     /// Forgets what a deleted account left in stored replies: its own keys, and every reply

@@ -199,16 +199,16 @@ enum PassLedger {
         if !passExists, try DeletedUsers.contains(db, user: user) { throw ServiceError.notFound("no such rider") }
         // A caller that has just read the pass knows it exists and saves a statement.
         if !passExists {
-            try db.cachedStatement(sql: "INSERT OR IGNORE INTO pass (user_id) VALUES (?)").execute(arguments: [user])
+            try db.cachedStatement(sql: "INSERT OR IGNORE INTO pass (user_id) VALUES (?)").run(user)
         }
         try db.cachedStatement(sql: "UPDATE pass SET sessions = sessions + ?, balance_minor = balance_minor + ? WHERE user_id = ?")
-            .execute(arguments: [sessions, amount, user])
+            .run(sessions, amount, user)
         try db.cachedStatement(
             sql: """
                 INSERT INTO ledger (user_id, at, kind, sessions_delta, amount_minor_delta, booking_id, payment_id, actor, reason)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
-        ).execute(arguments: [user, at, kind.rawValue, sessions, amount, booking, payment, actor, reason])
+        ).run(user, at, kind.rawValue, sessions, amount, booking, payment, actor, reason)
     }
 
     /// What a booking took, as (sessions, amount): one session, or its price.

@@ -88,11 +88,10 @@ enum BookingWriter {
                                      price_minor, currency, policy_free_seconds, policy_sanction, created_at, change_version, booked_by)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """
-        ).execute(arguments: [
-            booking.id, rider, cable, start, end, booking.date, booking.localStart, booking.localEnd, BookingStatus.booked, paidWith,
-            park.price.minor, park.price.currency.code, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue, booking.createdAt,
-            try ChangeFeed.stamp(db), plan.actor,
-        ])
+        ).run(
+            booking.id, rider, cable, start, end, booking.date, booking.localStart, booking.localEnd, BookingStatus.booked.rawValue,
+            paidWith.rawValue, park.price.minor, park.price.currency.code, park.policy.freeCancellationSeconds, park.policy.sanction.rawValue,
+            booking.createdAt, try ChangeFeed.stamp(db), plan.actor)
         var passExists = hadPass
         if plan.channel == .desk(cash: true) {
             // The cash taken at the desk goes into the balance, which the booking then takes:
@@ -125,14 +124,14 @@ enum BookingWriter {
         let cable = plan.input.cable, rider = plan.rider, start = plan.start, end = plan.end
         // Load: targeted, cached statements, as this is the hottest write of the service.
         // Writes are serialized, so what is read below cannot interleave with another booking.
-        let blocked = try Bool.fetchOne(
-            db.cachedStatement(sql: "SELECT 1 FROM block WHERE (cable_id IS NULL OR cable_id = ?) AND start_at < ? AND ? < end_at LIMIT 1"),
-            arguments: [cable, end, start]) == true
+        let blocked = try db.cachedStatement(
+            sql: "SELECT 1 FROM block WHERE (cable_id IS NULL OR cable_id = ?) AND start_at < ? AND ? < end_at LIMIT 1"
+        ).firstRow(cable, end, start) { _ in true } ?? false
         // The bookings on the cable that overlap the slot's time, for the one occupancy rule.
         // (Rows read by position straight from SQLite: no GRDB `Row` per booking.)
-        func intervals(_ sql: String, _ arguments: StatementArguments) throws -> [(start: Date, end: Date)] {
+        func intervals<each Value: SQLiteBindable>(_ sql: String, _ values: repeat each Value) throws -> [(start: Date, end: Date)] {
             var found: [(start: Date, end: Date)] = []
-            try db.cachedStatement(sql: sql).forEachRow(arguments: arguments) { columns in
+            try db.cachedStatement(sql: sql).forEachRow(repeat each values) { columns in
                 found.append((Instant.parse(columns.text(0) ?? "") ?? .distantPast, Instant.parse(columns.text(1) ?? "") ?? .distantPast))
             }
             return found
@@ -141,18 +140,20 @@ enum BookingWriter {
             """
             SELECT start_at, end_at FROM booking
             WHERE cable_id = ? AND start_at > ? AND start_at < ? AND end_at > ? AND status IN \(BookingStatus.holdingSQL)
-            """, [cable, plan.earliestOverlapping, end, start]
+            """, cable, plan.earliestOverlapping, end, start
         ).map { Occupancy.Interval(start: $0.start, end: $0.end) }
         let ridersDay = try intervals(
             """
             SELECT start_at, end_at FROM booking
             WHERE user_id = ? AND start_at >= ? AND start_at < ? AND local_date = ? AND status IN \(BookingStatus.holdingSQL)
-            """, [rider, plan.dayWindow.from, plan.dayWindow.to, plan.slot.date.description])
-        let pass = try Row.fetchOne(db.cachedStatement(sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?"), arguments: [rider])
+            """, rider, plan.dayWindow.from, plan.dayWindow.to, plan.slot.date.description)
+        let pass = try db.cachedStatement(sql: "SELECT sessions, balance_minor FROM pass WHERE user_id = ?").firstRow(rider) { columns in
+            (sessions: columns.integer(0) ?? 0, balance: columns.integer(1) ?? 0)
+        }
         let facts = BookingAdmission.Facts(
             blocked: blocked, taken: Occupancy.taken(from: plan.slot.start, to: plan.slot.end, by: overlapping),
-            ridersDay: knownRider ? ridersDay : [], sessions: knownRider ? pass?["sessions"] ?? 0 : .max,
-            balanceMinor: knownRider ? pass?["balance_minor"] ?? 0 : .max)
+            ridersDay: knownRider ? ridersDay : [], sessions: knownRider ? pass?.sessions ?? 0 : .max,
+            balanceMinor: knownRider ? pass?.balance ?? 0 : .max)
         // Decide.
         switch BookingAdmission.decide(
             start: plan.slot.start, end: plan.slot.end, now: plan.now, rules: park.admissionRules, facts: facts, channel: plan.channel)

@@ -18,6 +18,8 @@ final class BookingState: Sendable {
         /// Settings changes written but not yet committed or rolled back.
         var openSettingsChanges = 0
         var availability: [String: (items: Data, until: Date)] = [:]
+        /// Connections whose open transaction already clears the caches when it ends.
+        var clearingAtEnd: Set<ObjectIdentifier> = []
     }
 
     private let caches = Mutex(Caches())
@@ -73,9 +75,26 @@ final class BookingState: Sendable {
 
     /// Call inside a transaction that changes bookings or blocks: availability is dropped
     /// at once and again when the transaction ends (commit or rollback).
+    ///
+    /// The end of the transaction is hooked once however many bookings it holds: each hook
+    /// is a GRDB transaction observer that every later statement of a group commit would
+    /// consult.
     func changed(_ db: Database) {
-        clear(settings: false)
-        db.afterNextTransaction(onCommit: { [self] _ in clear(settings: false) }, onRollback: { [self] _ in clear(settings: false) })
+        let connection = ObjectIdentifier(db)
+        let first = caches.withLock { caches in
+            caches.generation += 1
+            caches.availability.removeAll(keepingCapacity: true)
+            return caches.clearingAtEnd.insert(connection).inserted
+        }
+        guard first else { return }
+        let ended: @Sendable (Database) -> Void = { [self] _ in
+            caches.withLock { caches in
+                caches.clearingAtEnd.remove(connection)
+                caches.generation += 1
+                caches.availability.removeAll(keepingCapacity: true)
+            }
+        }
+        db.afterNextTransaction(onCommit: ended, onRollback: ended)
     }
 
     /// Call inside a transaction that changes the park's settings: the cached settings go
