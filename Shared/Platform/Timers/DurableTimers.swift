@@ -29,25 +29,26 @@ public enum DurableTimers {
         let json = (payload as? [String: String])?.isEmpty == true ? Data("{}".utf8) : try WireJSON.encode(payload)
         guard json.count <= maximumPayloadBytes else { throw ServiceError.internal(ref: "timer-payload-too-large") }
         let dueMs = Int64((instant.timeIntervalSince1970 * 1_000).rounded(.up))
-        let text = String(decoding: json, as: UTF8.self)
         if let key,
-            let row = try Row.fetchOne(
-                db.cachedStatement(sql: "SELECT id, due_ms, payload, dead FROM platform_timer WHERE kind = ? AND key = ?"), arguments: [kind, key]),
-            row[1] == dueMs, row[2] == text, row[3] == false
+            let unchanged = try db.cachedStatement(sql: "SELECT id, due_ms, payload, dead FROM platform_timer WHERE kind = ? AND key = ?")
+                .firstRow(kind, key, read: { columns -> Int64? in
+                    guard columns.integer(1) == dueMs, !columns.bool(3), let payload = columns.utf8(2), payload.elementsEqual(json) else { return nil }
+                    return columns.integer(0)
+                }),
+            let id = unchanged
         {
             // Set again as it stands (a plan's next reminder after a deposit, say): nothing to write, no one to wake.
-            return row[0]
+            return id
         }
-        let id = try Int64.fetchOne(
-            db.cachedStatement(
-                sql: """
-                    INSERT INTO platform_timer (kind, key, due_ms, payload, created_at) VALUES (?, ?, ?, ?, ?)
-                    ON CONFLICT (kind, key) WHERE key IS NOT NULL
-                    DO UPDATE SET due_ms = excluded.due_ms, payload = excluded.payload, created_at = excluded.created_at,
-                                  attempts = 0, last_error = NULL, dead = 0
-                    RETURNING id
-                    """),
-            arguments: [kind, key, dueMs, text, Instant.format(Date())]) ?? db.lastInsertedRowID
+        let id = try db.cachedStatement(
+            sql: """
+                INSERT INTO platform_timer (kind, key, due_ms, payload, created_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (kind, key) WHERE key IS NOT NULL
+                DO UPDATE SET due_ms = excluded.due_ms, payload = excluded.payload, created_at = excluded.created_at,
+                              attempts = 0, last_error = NULL, dead = 0
+                RETURNING id
+                """
+        ).firstRow(kind, key, dueMs, UTF8Text(json), Instant.format(Date())) { $0.integer(0) }.flatMap { $0 } ?? db.lastInsertedRowID
         TimerWakeups.wake(after: db, dueMs: dueMs)
         return id
     }
@@ -55,7 +56,7 @@ public enum DurableTimers {
     /// Removes the keyed timer, in the caller's transaction; returns whether there was one.
     @discardableResult
     public static func cancel(_ db: Database, kind: String, key: String) throws -> Bool {
-        try db.cachedStatement(sql: "DELETE FROM platform_timer WHERE kind = ? AND key = ?").execute(arguments: [kind, key])
+        try db.cachedStatement(sql: "DELETE FROM platform_timer WHERE kind = ? AND key = ?").run(kind, key)
         return db.changesCount > 0
     }
 

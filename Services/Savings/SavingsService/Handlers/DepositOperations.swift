@@ -46,14 +46,14 @@ struct DepositOperations: Sendable {
             let now = Instant.format(context.receivedAt)
             let id = RecordID.make(prefix: "dep", at: context.receivedAt)
             try db.cachedStatement(sql: "INSERT INTO deposit (id, plan_id, user_id, amount_minor, date, note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-                .execute(arguments: [id, plan.id, plan.userID, input.amount.minor, input.date.description, input.note, now])
+                .run(id, plan.id, plan.userID, input.amount.minor, input.date.description, input.note, now)
             let last = max(plan.lastDeposit ?? input.date, input.date)
             // The plan's state and closing time only when it completes: the indexes on them stay untouched otherwise.
             try db.cachedStatement(sql: "UPDATE plan SET saved_minor = ?, deposits = deposits + 1, last_deposit = ?, updated_at = ? WHERE id = ?")
-                .execute(arguments: [saved, last.description, now, plan.id])
+                .run(saved, last.description, now, plan.id)
             if next != plan.state {
                 try db.cachedStatement(sql: "UPDATE plan SET state = ?, closed_at = ? WHERE id = ?")
-                    .execute(arguments: [next.rawValue, next == .completed ? now : nil, plan.id])
+                    .run(next.rawValue, next == .completed ? now : nil, plan.id)
             }
             var changed = plan
             (changed.saved, changed.deposits, changed.lastDeposit, changed.state, changed.updatedAt) = (saved, plan.deposits + 1, last, next, now)

@@ -217,10 +217,10 @@ struct PlanOperations: Sendable {
         ) { (context, input: ListRequest, db: Database) -> JSONValue in
             let user = try context.requirePrincipal().userID
             let states = input.state.map { [$0.rawValue] } ?? ["active", "paused"]
-            let rows = try Row.fetchAll(
+            let rows = try PlanRow.fetchAll(
                 db.cachedStatement(sql: "SELECT \(PlanRow.columns) FROM plan WHERE user_id = ? AND state IN (?, ?) ORDER BY created_at DESC, id DESC"),
                 arguments: [user, states[0], states.last!])
-            return ["items": .array(try rows.map { PlanViews.plan(try PlanRow(row: $0), at: context.receivedAt) }), "next": .null]
+            return ["items": .array(rows.map { PlanViews.plan($0, at: context.receivedAt) }), "next": .null]
         }
     }
 

@@ -23,9 +23,8 @@ struct StatsOperations: Sendable {
                 required: ["plans", "totals"])
         ) { (context, _: Empty, db: Database) -> JSONValue in
             let user = try context.requirePrincipal().userID
-            let plans = try Row.fetchAll(
-                db.cachedStatement(sql: "SELECT \(PlanRow.columns) FROM plan WHERE user_id = ? AND state IN ('active', 'paused') ORDER BY created_at DESC, id DESC"), arguments: [user]
-            ).map(PlanRow.init(row:))
+            let plans = try PlanRow.fetchAll(
+                db.cachedStatement(sql: "SELECT \(PlanRow.columns) FROM plan WHERE user_id = ? AND state IN ('active', 'paused') ORDER BY created_at DESC, id DESC"), arguments: [user])
             let totals = try Row.fetchAll(
                 db.cachedStatement(sql: """
                     SELECT currency,
@@ -70,7 +69,7 @@ struct StatsOperations: Sendable {
             }
             sql += " ORDER BY closed_at DESC, id DESC LIMIT ?"
             arguments += [limit + 1]
-            let rows = try Row.fetchAll(db, sql: sql, arguments: arguments).map(PlanRow.init(row:))
+            let rows = try PlanRow.fetchAll(db.makeStatement(sql: sql), arguments: arguments)
             let page = rows.prefix(limit)
             let next: JSONValue = rows.count > limit ? page.last.map { .string(PageCursor.encode($0.closedAt ?? "", $0.id)) } ?? .null : .null
             return ["items": .array(page.map { PlanViews.plan($0, at: context.receivedAt, upcoming: 0) }), "next": next]

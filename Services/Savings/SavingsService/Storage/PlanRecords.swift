@@ -29,36 +29,41 @@ struct PlanRow: Sendable, Hashable {
         saved_minor, deposits, last_deposit, created_on, time_zone, reminder_time, reminders, created_at, updated_at, closed_at, paused
         """
 
-    /// A row of ``columns``.
-    init(row: Row) throws {
-        guard let method = SavingMethod(rawValue: row[3]), let start = LocalDate(row[6] as String), let interval = SavingInterval(rawValue: row[8]),
-            let state = PlanState(rawValue: row[12]), let createdOn = LocalDate(row[16] as String), let reminderTime = LocalTime(row[18] as String)
+    /// A row of ``columns``, read by position from SQLite's buffers.
+    init(columns row: StoredColumns) throws {
+        guard let method = SavingMethod(rawValue: row.string(3)), let start = LocalDate(row.string(6)), let interval = SavingInterval(rawValue: row.string(8)),
+            let state = PlanState(rawValue: row.string(12)), let createdOn = LocalDate(row.string(16)), let reminderTime = LocalTime(row.string(18))
         else { throw ServiceError.internal(ref: "plan-row") }
-        id = row[0]
-        userID = row[1]
-        name = row[2]
-        currency = Currency(stored: row[4])
+        id = row.string(0)
+        userID = row.string(1)
+        name = row.string(2)
+        currency = Currency(stored: row.string(4))
         terms = PlanTerms(
-            method: method, target: row[5], start: start, deadline: (row[7] as String?).flatMap { LocalDate($0) }, interval: interval, income: row[9],
-            percent: row[10], amount: row[11])
+            method: method, target: row.integer(5) ?? 0, start: start, deadline: row.text(7).flatMap { LocalDate($0) }, interval: interval,
+            income: row.integer(9), percent: row.integer(10).map(Int.init), amount: row.integer(11))
         self.state = state
-        saved = row[13]
-        deposits = row[14]
-        lastDeposit = (row[15] as String?).flatMap { LocalDate($0) }
+        saved = row.integer(13) ?? 0
+        deposits = Int(row.integer(14) ?? 0)
+        lastDeposit = row.text(15).flatMap { LocalDate($0) }
         self.createdOn = createdOn
-        timeZone = row[17]
+        timeZone = row.string(17)
         self.reminderTime = reminderTime
-        reminders = row[19]
-        createdAt = row[20]
-        updatedAt = row[21]
-        closedAt = row[22]
-        paused = row[23]
+        reminders = row.bool(19)
+        createdAt = row.string(20)
+        updatedAt = row.string(21)
+        closedAt = row.text(22)
+        paused = row.bool(23)
     }
 
     static func load(_ db: Database, id: String) throws -> PlanRow? {
-        // A cursor's row reads the statement's columns in place (no copy of the row first).
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT \(columns) FROM plan WHERE id = ?"), arguments: [id])
-        return try rows.next().map(PlanRow.init(row:))
+        try db.cachedStatement(sql: "SELECT \(columns) FROM plan WHERE id = ?").firstRow(id) { try PlanRow(columns: $0) }
+    }
+
+    /// The plans a query of ``columns`` finds, in its order.
+    static func fetchAll(_ statement: Statement, arguments: StatementArguments) throws -> [PlanRow] {
+        var plans: [PlanRow] = []
+        try statement.forEachRow(arguments: arguments) { plans.append(try PlanRow(columns: $0)) }
+        return plans
     }
 
     /// The caller's plan: another user's, or none, is `not_found` alike.
