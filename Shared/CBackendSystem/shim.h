@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <spawn.h>
 #include <sqlite3.h>
+#include <malloc.h>
 
 // glibc 2.34+: close every descriptor from `from` up in the child of posix_spawn (declared
 // by spawn.h only under _GNU_SOURCE, which Swift's Glibc module does not set).
@@ -26,4 +27,11 @@ static inline int backend_set_thread_niceness(int niceness) {
 // allocation SQLite makes takes a process-wide mutex (SQLITE_CONFIG_MEMSTATUS; sqlite3_config
 // is variadic, which Swift cannot call). SQLITE_MISUSE once SQLite is initialized.
 static inline int backend_sqlite_memstatus_off(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
+
+// Keeps the memory of middle-sized buffers in the heap for the next request instead of
+// mapping and unmapping it every time (glibc's defaults: 128 KiB, where a growing reply
+// buffer crosses into mmap, and a heap top trimmed past 128 KiB). 1 when both are set.
+static inline int backend_malloc_keep_buffers(int mmap_threshold, int trim_threshold) {
+    return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
+}
 #endif
