@@ -28,10 +28,13 @@ static inline int backend_set_thread_niceness(int niceness) {
 // is variadic, which Swift cannot call). SQLITE_MISUSE once SQLite is initialized.
 static inline int backend_sqlite_memstatus_off(void) { return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); }
 
-// Keeps the memory of middle-sized buffers in the heap for the next request instead of
-// mapping and unmapping it every time (glibc's defaults: 128 KiB, where a growing reply
-// buffer crosses into mmap, and a heap top trimmed past 128 KiB). 1 when both are set.
+// Keeps the memory of request and reply buffers in the heap for the next request instead
+// of mapping and unmapping it every time. Setting either value turns off glibc's sliding
+// threshold (which starts at 128 KiB and rises to the size of a freed mapped block), so
+// both are set: blocks under `mmap_threshold` come from the heap, and up to
+// `trim_threshold` free at the top of a heap is kept. Returns how many were set (0-2).
 static inline int backend_malloc_keep_buffers(int mmap_threshold, int trim_threshold) {
-    return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
+    int set = mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1;
+    return set + (mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1);
 }
 #endif

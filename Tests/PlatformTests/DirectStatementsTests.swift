@@ -78,6 +78,16 @@ struct DirectStatementsTests {
         }
     }
 
+    @Test("a write outside a transaction (one SQLite rolled back by itself) is refused; reads are not")
+    func outsideTransaction() throws {
+        let queue = try Self.database()
+        try queue.writeWithoutTransaction { db in
+            #expect(throws: DatabaseError.self) { try db.cachedStatement(sql: "INSERT INTO t (id, name) VALUES (?, ?)").run(1, "alone") }
+            let count = try db.cachedStatement(sql: "SELECT count(*) FROM t WHERE id > ?").firstRow(0) { $0.integer(0) }
+            #expect(count == 0)
+        }
+    }
+
     @Test("too few or too many values are refused before the statement runs")
     func arity() throws {
         let queue = try Self.database()

@@ -38,18 +38,23 @@ public enum ProcessSetup {
         return logger
     }
 
-    /// glibc's allocator, tuned before the process starts its threads: buffers up to
-    /// 512 KiB come from the heap (the default is 128 KiB, crossed by a 50 KB reply whose
-    /// buffer doubles while it is written), and up to 8 MiB freed at the top of a heap is
-    /// kept for the next request instead of being handed back at once. Every mapping and
-    /// unmapping costs page faults and, with several threads, a TLB shootdown across the
-    /// cores: under `bench savings`' previews (a 50 KB reply) savings and the gateway took
-    /// 1,669 page faults in 3 s instead of 36,965. Larger messages
-    /// (the 1 MB requests of the pipelining bound) are still mapped and returned whole.
-    /// An operator's own `GLIBC_TUNABLES` wins.
+    /// glibc's allocator, tuned as the process starts: blocks under 4 MiB (every
+    /// request, reply and media body the limits allow) come from the heap, and up to 8 MiB
+    /// freed at the top of a heap is kept for the next request instead of being handed
+    /// back at once. With glibc's defaults a 50 KB reply, whose buffer doubles while it
+    /// is written, crossed the 128 KiB mapping threshold and the heap top was trimmed
+    /// past 256 KiB, so each request mapped, faulted in and unmapped memory again (an
+    /// unmapping with several threads sends a TLB shootdown to the other core): under
+    /// `bench savings`' previews savings and the gateway took 36,965 page faults in 3 s.
+    /// Setting either value stops glibc's sliding threshold, so both are set. An
+    /// operator's own malloc tunables (`GLIBC_TUNABLES` with `glibc.malloc.`, or the
+    /// `MALLOC_*_` variables) win.
     static func keepBuffersInHeap() {
-        guard ProcessInfo.processInfo.environment["GLIBC_TUNABLES"] == nil else { return }
-        _ = backend_malloc_keep_buffers(512 * 1024, 8 * 1024 * 1024)
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["GLIBC_TUNABLES"]?.contains("glibc.malloc.") != true,
+            !environment.keys.contains(where: { $0.hasPrefix("MALLOC_") && $0.hasSuffix("_") })
+        else { return }
+        _ = backend_malloc_keep_buffers(4 * 1024 * 1024, 8 * 1024 * 1024)
     }
 
     /// The links of the process that is `component`: CURVE with the keys of

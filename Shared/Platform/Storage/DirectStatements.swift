@@ -4,7 +4,8 @@ import GRDBSQLite
 
 /// A value bound to a statement parameter straight through SQLite's C API, for the hot
 /// writes: no `StatementArguments` array of existentials, no `DatabaseValue` per value,
-/// no observation bookkeeping per statement. (In a profile of `booking.create` GRDB's
+/// no observation bookkeeping per statement. Text is bound whole (GRDB stops a string at
+/// its first NUL character). (In a profile of `booking.create` GRDB's
 /// argument handling took more of the writer thread than SQLite's own work on the rows.)
 public protocol SQLiteBindable {
     /// Binds `self` to the 1-based parameter `index`; returns SQLite's result code.
@@ -64,7 +65,7 @@ public struct UTF8Text: SQLiteBindable {
 
 extension Statement {
     /// Binds `values` to the statement's parameters in order and runs it to its end (an
-    /// INSERT, UPDATE or DELETE). For the hot writes, on tables no GRDB
+    /// INSERT, UPDATE or DELETE) inside the caller's transaction. For the hot writes, on tables no GRDB
     /// `TransactionObserver` watches (this path does not tell GRDB's observation broker
     /// which statement runs); the transaction itself stays GRDB's.
     public func run<each Value: SQLiteBindable>(_ values: repeat each Value) throws {
@@ -109,6 +110,12 @@ extension Statement {
 
     private func bindAll<each Value: SQLiteBindable>(_ values: repeat each Value) throws {
         let statement = sqliteStatement
+        // These run inside a transaction. One SQLite rolled back by itself (a full disk, an
+        // I/O error) must not let a later write commit alone: GRDB refuses statements of an
+        // aborted transaction, and so does this path.
+        guard sqlite3_stmt_readonly(statement) != 0 || sqlite3_get_autocommit(sqlite3_db_handle(statement)) == 0 else {
+            throw DatabaseError(resultCode: .SQLITE_ABORT, message: "a write outside a transaction (was it rolled back?)", sql: sql)
+        }
         sqlite3_reset(statement)
         var index: Int32 = 0
         for value in repeat each values {

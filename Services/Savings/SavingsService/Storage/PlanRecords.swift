@@ -22,7 +22,7 @@ struct PlanRow: Sendable, Hashable {
     var closedAt: String?
     var paused: Bool
 
-    /// The columns ``init(row:)`` reads, in the order it reads them (by position: the
+    /// The columns ``init(columns:)`` reads, in the order it reads them (by position: the
     /// hottest reads skip name lookups).
     static let columns = """
         id, user_id, name, method, currency, target_minor, start_date, deadline, interval, income_minor, percent, amount_minor, state,
