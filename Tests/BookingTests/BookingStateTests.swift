@@ -1,22 +1,69 @@
-@testable import BookingService
 import Foundation
 import GRDB
+import Platform
+import SharedTesting
 import Testing
 
-/// The availability cache is dropped when a transaction that changed bookings ends, for
-/// every such transaction of a connection: the end is hooked once per transaction however
-/// many bookings it holds, and hooked again by the next one.
+@testable import BookingService
+
+/// The park's settings cache against a settings change that is written but not committed;
+/// the availability cache against the end of every transaction that changed bookings.
 @Suite("Booking state")
 struct BookingStateTests {
     private struct Refused: Error {}
 
+    @Test("while a settings change is uncommitted, readers get the old settings uncached and without a version")
+    func uncommittedSettingsChange() async throws {
+        let directory = try TemporaryDirectory()
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "booking", durability: .normal) {
+            BookingMigrations.register(in: &$0)
+        }
+        let state = BookingState()
+        let before = try await state.configuration(outside: pool)
+        #expect(before.cables.first { $0.id == "reverse-1" }?.active == true)
+
+        let written = AsyncSignal(), release = AsyncSignal()
+        let change = Task {
+            try await pool.write { db in
+                try db.execute(sql: "UPDATE cable SET active = 0 WHERE id = 'reverse-1'")
+                state.settingsChanged(db)
+                // The writer sees its own change, under the new version.
+                let inWriter = try state.configuration(db, inWriter: true)
+                #expect(inWriter.cables.first { $0.id == "reverse-1" }?.active == false)
+                #expect(inWriter.version != before.version)
+                written.fire()
+                while !release.isFired { Thread.sleep(forTimeInterval: 0.005) }
+            }
+        }
+        await written.wait()
+        // A reader during the change: the committed (old) settings, version -1, not cached.
+        let during = try await state.configuration(outside: pool)
+        #expect(during.cables.first { $0.id == "reverse-1" }?.active == true)
+        #expect(during.version == -1)
+        let again = try await pool.read { db in try state.configuration(db) }
+        #expect(again.version == -1)
+        release.fire()
+        try await change.value
+
+        let after = try await state.configuration(outside: pool)
+        #expect(after.cables.first { $0.id == "reverse-1" }?.active == false)
+        #expect(after.version != before.version && after.version != -1)
+        try pool.close()
+    }
+
+    /// The end of a transaction is hooked once however many bookings it holds, and hooked
+    /// again by the connection's next transaction.
     @Test("a day stored during a changing transaction is gone when it commits or rolls back, transaction after transaction")
     func droppedAtEveryEnd() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "booking", durability: .normal) {
+            BookingMigrations.register(in: &$0)
+        }
         let state = BookingState()
-        let queue = try DatabaseQueue()
         let day = Data("[]".utf8)
         for round in 1...3 {
-            try queue.write { db in
+            try pool.write { db in
                 state.changed(db)
                 state.changed(db)
                 // A read that started after the changes began stores its answer.
@@ -24,7 +71,7 @@ struct BookingStateTests {
                 #expect(state.cachedAvailability("day") != nil)
             }
             #expect(state.cachedAvailability("day") == nil, "commit \(round)")
-            _ = try? queue.write { db in
+            _ = try? pool.write { db in
                 state.changed(db)
                 state.storeAvailability("day", day, generation: state.generation)
                 throw Refused()
@@ -34,5 +81,6 @@ struct BookingStateTests {
         // Outside any change, a stored day stays.
         state.storeAvailability("day", day, generation: state.generation)
         #expect(state.cachedAvailability("day") != nil)
+        try pool.close()
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Platform
+import SharedTesting
 import Testing
 
 /// Statements run with values bound straight through SQLite's C API (the hot writes'
@@ -9,8 +10,13 @@ import Testing
 /// is refused before anything runs.
 @Suite("Direct statements")
 struct DirectStatementsTests {
-    private static func database() throws -> DatabaseQueue {
-        let queue = try DatabaseQueue()
+    /// A fresh folder per test (the suite is made anew for each), removed with it.
+    private let directory: TemporaryDirectory
+
+    init() throws { directory = try TemporaryDirectory(prefix: "direct-statements") }
+
+    private func database() throws -> DatabaseQueue {
+        let queue = try DatabaseQueue(path: directory.url.appendingPathComponent("direct.sqlite").path)
         try queue.write { db in
             try db.execute(sql: """
                 CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT NOT NULL, amount INTEGER CHECK (amount >= 0), ratio REAL, flag INTEGER, note TEXT);
@@ -21,7 +27,7 @@ struct DirectStatementsTests {
 
     @Test("every kind of value is stored as GRDB stores it; nil is NULL; bytes at hand are TEXT")
     func values() throws {
-        let queue = try Self.database()
+        let queue = try database()
         try queue.write { db in
             let insert = try db.cachedStatement(sql: "INSERT INTO t (id, name, amount, ratio, flag, note) VALUES (?, ?, ?, ?, ?, ?)")
             try insert.run(1, "Zoë 🏄", Int64(42), 0.5, true, String?.none)
@@ -45,7 +51,7 @@ struct DirectStatementsTests {
 
     @Test("rows are read by position; firstRow is nil when nothing matches; RETURNING runs the write")
     func reading() throws {
-        let queue = try Self.database()
+        let queue = try database()
         try queue.write { db in
             for id in 1...5 { try db.cachedStatement(sql: "INSERT INTO t (id, name, amount) VALUES (?, ?, ?)").run(id, "n\(id)", Int64(id * 10)) }
             var seen: [String] = []
@@ -65,7 +71,7 @@ struct DirectStatementsTests {
 
     @Test("a constraint failure throws SQLite's code, writes nothing, and the statement runs again")
     func failures() throws {
-        let queue = try Self.database()
+        let queue = try database()
         try queue.write { db in
             let insert = try db.cachedStatement(sql: "INSERT INTO t (id, name, amount) VALUES (?, ?, ?)")
             try insert.run(1, "a", Int64(1))
@@ -80,7 +86,7 @@ struct DirectStatementsTests {
 
     @Test("a write outside a transaction (one SQLite rolled back by itself) is refused; reads are not")
     func outsideTransaction() throws {
-        let queue = try Self.database()
+        let queue = try database()
         try queue.writeWithoutTransaction { db in
             #expect(throws: DatabaseError.self) { try db.cachedStatement(sql: "INSERT INTO t (id, name) VALUES (?, ?)").run(1, "alone") }
             let count = try db.cachedStatement(sql: "SELECT count(*) FROM t WHERE id > ?").firstRow(0) { $0.integer(0) }
@@ -90,7 +96,7 @@ struct DirectStatementsTests {
 
     @Test("too few or too many values are refused before the statement runs")
     func arity() throws {
-        let queue = try Self.database()
+        let queue = try database()
         try queue.write { db in
             // `note` may be NULL: a missing value would silently insert one.
             let insert = try db.cachedStatement(sql: "INSERT INTO t (id, name, note) VALUES (?, 'x', ?)")

@@ -509,6 +509,27 @@ struct SavingsFlowTests {
         }
     }
 
+    @Test("a preview without timeZone reads today in the profile's zone, one with it in the zone given")
+    func previewZone() async throws {
+        try await Self.with { savings in
+            // A zone whose date differs from UTC's now: behind before 10:00 UTC, ahead after.
+            let zone = Calendar(identifier: .gregorian).dateComponents(in: TimeZone(identifier: "UTC")!, from: Date()).hour! < 10
+                ? "Pacific/Pago_Pago" : "Pacific/Kiritimati"
+            try await savings.runtime.pool.write { db in
+                try UserDeletion.subscription.apply(
+                    db, Event(source: "auth", seq: 1, type: "auth.user.profile_changed", at: Instant.format(Date()), data: ["userId": "user-ann", "timeZone": .string(zone)]))
+            }
+            let there = ZoneClock(identifier: zone)!.localDate(of: Date()), utc = Self.today()
+            // Starting on the earlier of the two days is "in the past" only where the date is later.
+            let terms: JSONValue = ["method": "equal", "target": Self.rub(1_000), "startDate": Self.date(min(there, utc)), "deadline": Self.date(max(there, utc).adding(days: 30)), "interval": "week"]
+            func accepted(_ data: JSONValue) async throws -> Bool { try await savings.call("savings.plans.preview", data: data, as: Self.ann).ok }
+            let inProfileZone = try await accepted(terms)
+            #expect(inProfileZone == (there <= utc))
+            #expect(try await accepted(terms.adding(["timeZone": .string(zone)])) == inProfileZone)
+            #expect(try await accepted(terms.adding(["timeZone": "UTC"])) != inProfileZone)
+        }
+    }
+
     @Test("moving a deadline is judged by what remains; closed plans refuse changes first; an update that changes nothing writes nothing")
     func deadlineChanges() async throws {
         try await Self.with { savings in
@@ -543,6 +564,13 @@ struct SavingsFlowTests {
 
 
 extension JSONValue {
+    /// The same object with `fields` set.
+    fileprivate func adding(_ fields: [String: JSONValue]) -> JSONValue {
+        guard var object = objectValue else { return self }
+        for (key, value) in fields { object[key] = value }
+        return .object(object)
+    }
+
     /// The same request without its `timeZone` (the profile's, else UTC, applies).
     fileprivate var removingTimeZone: JSONValue {
         guard var object = objectValue else { return self }

@@ -65,25 +65,23 @@ public struct UTF8Text: SQLiteBindable {
 
 extension Statement {
     /// Binds `values` to the statement's parameters in order and runs it to its end (an
-    /// INSERT, UPDATE or DELETE) inside the caller's transaction. For the hot writes, on tables no GRDB
-    /// `TransactionObserver` watches (this path does not tell GRDB's observation broker
-    /// which statement runs); the transaction itself stays GRDB's.
+    /// INSERT, UPDATE or DELETE) inside the caller's transaction. For the hot writes, on
+    /// tables no GRDB `TransactionObserver` follows row by row (this path does not tell
+    /// GRDB's observation broker which statement runs); the transaction stays GRDB's.
     public func run<each Value: SQLiteBindable>(_ values: repeat each Value) throws {
         try bindAll(repeat each values)
-        let statement = sqliteStatement
-        defer { sqlite3_reset(statement) }
-        while true {
-            switch sqlite3_step(statement) {
-            case SQLITE_DONE: return
-            case SQLITE_ROW: continue
-            case let code: throw failure(code)
-            }
-        }
+        try stepRows { _ in }
     }
 
     /// Binds `values` and calls `body` with each row's columns, in order.
     public func forEachRow<each Value: SQLiteBindable>(_ values: repeat each Value, body: (StoredColumns) throws -> Void) throws {
         try bindAll(repeat each values)
+        try stepRows(body)
+    }
+
+    /// Steps the bound statement to its end, calling `body` with each row (every row is
+    /// stepped: a write's effects need it), and resets it.
+    func stepRows(_ body: (StoredColumns) throws -> Void) throws {
         let statement = sqliteStatement
         defer { sqlite3_reset(statement) }
         let columns = StoredColumns(statement: statement)

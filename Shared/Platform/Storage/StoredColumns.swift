@@ -37,20 +37,7 @@ extension Statement {
     /// reading a row of a keyed look-up.
     public func forEachRow(arguments: StatementArguments, _ body: (StoredColumns) throws -> Void) throws {
         try setArguments(arguments)
-        let statement = sqliteStatement
-        defer { sqlite3_reset(statement) }
-        let columns = StoredColumns(statement: statement)
-        while true {
-            switch sqlite3_step(statement) {
-            case SQLITE_ROW:
-                try body(columns)
-            case SQLITE_DONE:
-                return
-            case let code:
-                throw DatabaseError(
-                    resultCode: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(sqlite3_db_handle(statement))), sql: sql)
-            }
-        }
+        try stepRows(body)
     }
 }
 

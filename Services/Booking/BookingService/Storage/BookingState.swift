@@ -81,18 +81,11 @@ final class BookingState: Sendable {
     /// consult.
     func changed(_ db: Database) {
         let connection = ObjectIdentifier(db)
-        let first = caches.withLock { caches in
-            caches.generation += 1
-            caches.availability.removeAll(keepingCapacity: true)
-            return caches.clearingAtEnd.insert(connection).inserted
-        }
-        guard first else { return }
+        clear(settings: false)
+        guard caches.withLock({ $0.clearingAtEnd.insert(connection).inserted }) else { return }
         let ended: @Sendable (Database) -> Void = { [self] _ in
-            caches.withLock { caches in
-                caches.clearingAtEnd.remove(connection)
-                caches.generation += 1
-                caches.availability.removeAll(keepingCapacity: true)
-            }
+            caches.withLock { _ = $0.clearingAtEnd.remove(connection) }
+            clear(settings: false)
         }
         db.afterNextTransaction(onCommit: ended, onRollback: ended)
     }
