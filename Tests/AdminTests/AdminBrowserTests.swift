@@ -49,7 +49,10 @@ struct AdminBrowserTests {
             let zone = TimeZone(identifier: zoneName)!
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = zone
-            let opening = calendar.date(bySetting: .second, value: 0, of: now.addingTimeInterval(50)) ?? now.addingTimeInterval(50)
+            // A whole minute (the zones are whole hours from UTC). Not Calendar's
+            // `date(bySetting: .second, value: 0, of:)`: a date already in second 0 comes back
+            // with its fraction, a start off the slot grid (once a minute's worth of runs).
+            let opening = Date(timeIntervalSince1970: ((now.timeIntervalSince1970 + 50) / 60).rounded(.up) * 60)
             let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: opening)
             let date = String(format: "%04d-%02d-%02d", parts.year!, parts.month!, parts.day!)
             let open = String(format: "%02d:%02d", parts.hour!, parts.minute!)
