@@ -67,6 +67,7 @@ struct PlatformBench: AsyncParsableCommand {
         try configuration.makeCurveKeys(in: directory)
         try launch("auth", [], environment: configuration.environment)
         try launch("gateway", [], environment: configuration.environment)
+        let measured = [("gateway", processes[processes.count - 1].pid), ("auth", processes[processes.count - 2].pid)]
         try await Task.sleep(for: .seconds(1))
 
         let rawBody = Data(#"{"id":"raw","op":"echo"}"#.utf8)
@@ -79,12 +80,22 @@ struct PlatformBench: AsyncParsableCommand {
                 ("(a) raw libzmq echo via proxy", rawFront, rawBody, nil),
                 ("(b) auth.health via gateway", configuration.gatewayEndpoint, healthBody, Data(#""ok":true"#.utf8)),
             ] {
+                let cpuBefore = measured.map { ProcessFigures.cpuSeconds(pid: $0.1) }
                 let result = try await LoadGenerator.run(
                     endpoint: endpoint, body: body, expected: expected, inFlight: inFlight, warmup: warmup, seconds: seconds)
                 if result.errors > 0 { print("  \(result.errors) replies were errors") }
                 results["\(name.prefix(3))\(inFlight)"] = result
                 print(
                     name.padding(toLength: 40, withPad: " ", startingAt: 0) + String(format: "%6d  %9.0f  %8.1f  %8.1f", inFlight, result.rate, result.p50, result.p99))
+                if expected != nil {
+                    // CPU over warm-up and measurement, per request at the measured rate: a
+                    // figure the machine's noise moves far less than the rate itself.
+                    let requests = result.rate * (warmup + seconds)
+                    let perRequest = zip(measured, cpuBefore).map { process, before in
+                        String(format: "%@ %.1f µs", process.0, (ProcessFigures.cpuSeconds(pid: process.1) - before) / requests * 1e6)
+                    }
+                    print("  CPU per request: " + perRequest.joined(separator: ", "))
+                }
             }
         }
         if let a64 = results["(a)64"], let b64 = results["(b)64"], let a1 = results["(a)1"], let b1 = results["(b)1"] {

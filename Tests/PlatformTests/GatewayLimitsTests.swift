@@ -50,7 +50,7 @@ struct GatewayLimitsTests {
     func healthRounds() throws {
         let start = ContinuousClock.now
         var health = HealthAggregator(services: ["b", "a"], startedAt: start, lifetime: .seconds(1))
-        func waiter(_ id: String) -> HealthAggregator.Waiter { .init(envelope: ReturnPath(envelope: [Data()], viaEdge: false), id: id, started: start) }
+        func waiter(_ id: String) -> HealthAggregator.Waiter { .init(envelope: ReturnPath(envelope: [Data()], viaEdge: false, packed: false), id: id, started: start) }
 
         guard case .checkServices(let services) = health.ask(waiter("1"), now: start) else {
             Issue.record("the first caller starts a round")

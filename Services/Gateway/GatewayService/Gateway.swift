@@ -151,7 +151,7 @@ public final class Gateway: Service, Sendable {
         func reply(_ path: ReturnPath, _ body: Data) {
             let socket = path.viaEdge ? (edgeFrontend ?? frontend) : frontend
             do {
-                try socket.send(multipart: path.envelope + [body], dontWait: true)
+                try socket.send(multipart: PackedFrames.reply(envelope: path.envelope, body, packed: path.packed), dontWait: true)
             } catch {
                 logger.debug("cannot send a reply (client gone?)", metadata: ["error": "\(error)"])
             }
@@ -162,14 +162,15 @@ public final class Gateway: Service, Sendable {
             log(id: id, op: op, started: started, outcome: error.code.rawValue)
         }
 
-        /// Sends `frames` to `backend` behind a new tag; `nil` when the service is not
-        /// connected (with IMMEDIATE and a queue that is never full, that is the only
-        /// reason a send fails).
+        /// Sends `frames` to `backend` behind a new tag, packed into one frame
+        /// (``PackedFrames``: one CURVE seal instead of one per frame); `nil` when the
+        /// service is not connected (with IMMEDIATE and a queue that is never full, that is
+        /// the only reason a send fails).
         func forward(_ frames: [Data], to backend: ZMQSocket) -> UInt64? {
             nextTag &+= 1
             var tag = nextTag
             let tagFrame = withUnsafeBytes(of: &tag) { Data($0) }
-            let sent = (try? backend.send(multipart: [tagFrame] + frames, dontWait: true)) == true
+            let sent = (try? backend.send(multipart: [PackedFrames.pack([tagFrame] + frames)], dontWait: true)) == true
             return sent ? tag : nil
         }
 
@@ -211,14 +212,15 @@ public final class Gateway: Service, Sendable {
 
         /// A request from a client (`viaEdge: false`, `peer` its TCP address) or from the
         /// edge (`viaEdge: true`, the address it claims for its user in the envelope).
-        func accept(_ frames: [Data], peer: String?, viaEdge: Bool) {
+        func accept(_ received: [Data], peer: String?, viaEdge: Bool) {
             let started = ContinuousClock.now
+            let (frames, packed) = PackedFrames.open(received)
             let message: (envelope: ReturnPath, head: RequestEnvelope.Head)
             switch IncomingRequest.readHead(frames, maxBytes: limits.maxRequestBytes) {
             case .failure(let rejected):
-                return fail(ReturnPath(envelope: rejected.envelope, viaEdge: viaEdge), id: rejected.id, op: nil, rejected.error, started: started)
+                return fail(ReturnPath(envelope: rejected.envelope, viaEdge: viaEdge, packed: packed), id: rejected.id, op: nil, rejected.error, started: started)
             case .success(let read):
-                message = (ReturnPath(envelope: read.envelope, viaEdge: viaEdge), read.head)
+                message = (ReturnPath(envelope: read.envelope, viaEdge: viaEdge, packed: packed), read.head)
             }
             let request = message.head
             let service = String(request.service)
@@ -306,7 +308,9 @@ public final class Gateway: Service, Sendable {
             }
             guard (try? poller.poll(timeoutMs: wait)) != nil else { break }
             for (item, backend) in backendItems where poller.isReadable(item) {
-                while let frames = try? backend.receiveMultipart(dontWait: true) {
+                while let received = try? backend.receiveMultipart(dontWait: true) {
+                    // Services answer packed as they were asked (a single frame).
+                    guard received.count == 1, let frames = PackedFrames.unpack(received[0]) else { continue }
                     var tag: UInt64 = 0
                     guard frames.count >= 2, frames[0].count == 8, let body = frames.last else { continue }
                     _ = withUnsafeMutableBytes(of: &tag) { frames[0].copyBytes(to: $0) }
@@ -347,4 +351,6 @@ public final class Gateway: Service, Sendable {
 struct ReturnPath {
     let envelope: [Data]
     let viaEdge: Bool
+    /// Whether the request came packed (``PackedFrames``), as the reply then goes.
+    let packed: Bool
 }

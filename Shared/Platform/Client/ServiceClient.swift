@@ -111,8 +111,8 @@ public final class ServiceClient: Sendable {
     /// Sends one request frame as it is and returns the raw reply frame.
     ///
     /// Replies are matched by a routing frame the client puts before the delimiter
-    /// (`[tag, "", body]`), which ROUTER sockets return unchanged, so the body is never
-    /// parsed here and may even be invalid JSON.
+    /// (`[tag, "", body]`, sent packed into one frame: ``PackedFrames``), which ROUTER
+    /// sockets return unchanged, so the body is never parsed here and may even be invalid JSON.
     public func send(_ body: Data, timeout: Duration) async throws -> Data {
         try await withCheckedThrowingContinuation { continuation in
             send(body, timeout: timeout) { continuation.resume(with: $0) }
@@ -184,7 +184,7 @@ public final class ServiceClient: Sendable {
             // Send what could not be sent while no connection was up.
             unsent.removeAll { tag in
                 guard var request = pending[tag] else { return true }
-                guard (try? socket.send(multipart: [tag, Data(), request.body], dontWait: true)) == true else { return false }
+                guard (try? socket.send(multipart: [PackedFrames.pack([tag, Data(), request.body])], dontWait: true)) == true else { return false }
                 request.sent = true
                 pending[tag] = request
                 return true
@@ -194,14 +194,16 @@ public final class ServiceClient: Sendable {
             guard (try? poller.poll(timeoutMs: timeout)) != nil else { break }
             if poller.isReadable(mailboxItem) {
                 for case .send(let tag, let body, let deadline, let completion) in commands.drain() {
-                    let sent = (try? socket.send(multipart: [tag, Data(), body], dontWait: true)) == true
+                    let sent = (try? socket.send(multipart: [PackedFrames.pack([tag, Data(), body])], dontWait: true)) == true
                     pending[tag] = Pending(body: body, deadline: deadline, completion: completion, sent: sent)
                     if !sent { unsent.append(tag) }
                 }
             }
             if poller.isReadable(socketItem) {
-                while let frames = try? socket.receiveMultipart(dontWait: true) {
-                    // A reply is [tag, "", body]; anything else is not ours to match.
+                while let received = try? socket.receiveMultipart(dontWait: true) {
+                    // A reply is [tag, "", body], packed as the request was; anything else
+                    // is not ours to match.
+                    let frames = received.count == 1 ? PackedFrames.unpack(received[0]) ?? received : received
                     guard frames.count == 3, frames[1].isEmpty, let request = pending.removeValue(forKey: frames[0]) else {
                         continue
                     }

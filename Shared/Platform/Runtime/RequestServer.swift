@@ -61,6 +61,8 @@ public final class RequestServer: Service, Sendable {
 
     private struct InFlight {
         let envelope: [Data]
+        /// Whether the request came as one packed frame (``PackedFrames``), as the reply goes.
+        let packed: Bool
         let id: String
         let op: String
         let started: ContinuousClock.Instant
@@ -134,9 +136,9 @@ public final class RequestServer: Service, Sendable {
         var drainUntil: ContinuousClock.Instant?
         var closeAt: ContinuousClock.Instant?
 
-        func send(_ frames: [Data]) {
+        func send(_ envelope: [Data], _ reply: Data, packed: Bool) {
             do {
-                try socket.send(multipart: frames, dontWait: true)
+                try socket.send(multipart: PackedFrames.reply(envelope: envelope, reply, packed: packed), dontWait: true)
             } catch {
                 logger.warning("cannot send a reply", metadata: ["error": "\(error)"])
             }
@@ -144,16 +146,16 @@ public final class RequestServer: Service, Sendable {
 
         func finish(_ request: InFlight, reply: Data, outcome: String) {
             inFlightBytes -= request.bytes
-            send(request.envelope + [reply])
+            send(request.envelope, reply, packed: request.packed)
             log(id: request.id, op: request.op, started: request.started, outcome: outcome)
         }
 
-        func accept(_ frames: [Data], caller: String?) {
+        func accept(_ frames: [Data], packed: Bool, caller: String?) {
             let started = ContinuousClock.now
             let message: (envelope: [Data], request: RequestEnvelope)
             switch IncomingRequest.read(frames, maxBytes: limits.maxRequestBytes) {
             case .failure(let rejected):
-                send(rejected.envelope + [Reply.failure(id: rejected.id, error: rejected.error)])
+                send(rejected.envelope, Reply.failure(id: rejected.id, error: rejected.error), packed: packed)
                 log(id: rejected.id, op: nil, started: started, outcome: rejected.error.code.rawValue)
                 return
             case .success(let read):
@@ -168,7 +170,7 @@ public final class RequestServer: Service, Sendable {
                 } catch {
                     (reply, outcome) = (Reply.failure(id: request.id, error: error), error.code.rawValue)
                 }
-                send(message.envelope + [reply])
+                send(message.envelope, reply, packed: packed)
                 log(id: request.id, op: request.op, started: started, outcome: outcome)
                 return
             }
@@ -179,13 +181,13 @@ public final class RequestServer: Service, Sendable {
                 do {
                     let prepared = try dispatcher.prepare(request, client: client, caller: caller)
                     if let reply = dispatcher.answerFromMemory(prepared) {
-                        send(message.envelope + [reply])
+                        send(message.envelope, reply, packed: packed)
                         log(id: request.id, op: request.op, started: started, outcome: "ok")
                         return
                     }
                     preparedHere = prepared
                 } catch {
-                    send(message.envelope + [Reply.failure(id: request.id, error: error)])
+                    send(message.envelope, Reply.failure(id: request.id, error: error), packed: packed)
                     log(id: request.id, op: request.op, started: started, outcome: error.code.rawValue)
                     return
                 }
@@ -212,17 +214,17 @@ public final class RequestServer: Service, Sendable {
             let bytes = frames.reduce(0) { $0 + $1.count }
             inFlightBytes += bytes
             inFlight[tag] = InFlight(
-                envelope: message.envelope, id: request.id, op: request.op, started: started,
+                envelope: message.envelope, packed: packed, id: request.id, op: request.op, started: started,
                 deadline: started + limits.deadline, task: task, bytes: bytes)
         }
 
         // While draining, new requests are answered at once instead of waiting unread.
-        func refuse(_ frames: [Data]) {
+        func refuse(_ frames: [Data], packed: Bool) {
             switch IncomingRequest.read(frames, maxBytes: limits.maxRequestBytes) {
             case .failure(let rejected):
-                send(rejected.envelope + [Reply.failure(id: rejected.id, error: rejected.error)])
+                send(rejected.envelope, Reply.failure(id: rejected.id, error: rejected.error), packed: packed)
             case .success(let message):
-                send(message.envelope + [Reply.failure(id: message.request.id, error: .unavailable("the service is shutting down"))])
+                send(message.envelope, Reply.failure(id: message.request.id, error: .unavailable("the service is shutting down")), packed: packed)
                 log(id: message.request.id, op: message.request.op, started: .now, outcome: "unavailable")
             }
         }
@@ -273,7 +275,8 @@ public final class RequestServer: Service, Sendable {
                     guard inFlightBytes < limits.maxInFlightBytes,
                         let received = try? socket.receiveMultipartWithMetadata(dontWait: true, maxFrames: RoutedMessage.maxFrames + 1)
                     else { break }
-                    if drainUntil == nil { accept(received.frames, caller: received.userID) } else { refuse(received.frames) }
+                    let (frames, packed) = PackedFrames.open(received.frames)
+                    if drainUntil == nil { accept(frames, packed: packed, caller: received.userID) } else { refuse(frames, packed: packed) }
                     if ContinuousClock.now >= batchEnd { break }
                 }
             }
