@@ -99,7 +99,7 @@ struct BookingPlanTests {
         let state = BookingState()
         try await pool.write { db in
             try db.execute(sql: "UPDATE park SET slot_minutes = 30, min_notice_minutes = 0, horizon_days = 365")
-            state.settingsChanged(db)
+            try state.settingsChanged(db)
         }
         let before = try await state.configuration(outside: pool)
         // A start on the half hour, two days ahead, at a time the park is open.
@@ -112,7 +112,7 @@ struct BookingPlanTests {
 
         try await pool.write { db in
             try db.execute(sql: "UPDATE park SET slot_minutes = 60")
-            state.settingsChanged(db)
+            try state.settingsChanged(db)
         }
         let after = try await pool.read { db in try state.configuration(db) }
         #expect(after.version != plan.parkVersion, "the writer must notice the plan is stale")

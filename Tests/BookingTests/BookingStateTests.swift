@@ -26,7 +26,7 @@ struct BookingStateTests {
         let change = Task {
             try await pool.write { db in
                 try db.execute(sql: "UPDATE cable SET active = 0 WHERE id = 'reverse-1'")
-                state.settingsChanged(db)
+                try state.settingsChanged(db)
                 // The writer sees its own change, under the new version.
                 let inWriter = try state.configuration(db, inWriter: true)
                 #expect(inWriter.cables.first { $0.id == "reverse-1" }?.active == false)
@@ -48,6 +48,46 @@ struct BookingStateTests {
         let after = try await state.configuration(outside: pool)
         #expect(after.cables.first { $0.id == "reverse-1" }?.active == false)
         #expect(after.version != before.version && after.version != -1)
+        try pool.close()
+    }
+
+    /// A read transaction's snapshot can begin before its handler asks for the settings
+    /// (GRDB reads the schema version first): a change committed, and counted, in between
+    /// must not leave the old settings cached for the writer and every later reader.
+    @Test("a reader whose snapshot predates a committed settings change does not cache what it sees")
+    func snapshotOlderThanACommittedChange() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "booking", durability: .normal) {
+            BookingMigrations.register(in: &$0)
+        }
+        let state = BookingState()
+        let before = try await state.configuration(outside: pool)
+        #expect(before.capacity != 7)
+
+        let snapshotTaken = AsyncSignal(), committed = AsyncSignal()
+        let reader = Task {
+            try await pool.read { db -> ParkConfiguration in
+                _ = try Int.fetchOne(db, sql: "SELECT capacity FROM park WHERE id = 1")
+                snapshotTaken.fire()
+                while !committed.isFired { Thread.sleep(forTimeInterval: 0.005) }
+                return try state.configuration(db)
+            }
+        }
+        await snapshotTaken.wait()
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE park SET capacity = 7 WHERE id = 1")
+            try state.settingsChanged(db)
+        }
+        committed.fire()
+        // The old snapshot shows the old capacity, and says it is out of date.
+        let stale = try await reader.value
+        #expect(stale.capacity == before.capacity)
+        #expect(stale.version == -1)
+        // Nothing stale was cached: readers and the writer see the change.
+        #expect(try await state.configuration(outside: pool).capacity == 7)
+        let inWriter = try await pool.write { db in try state.configuration(db, inWriter: true) }
+        #expect(inWriter.capacity == 7)
         try pool.close()
     }
 

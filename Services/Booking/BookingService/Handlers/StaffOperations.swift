@@ -399,7 +399,7 @@ struct StaffOperations: Sendable {
                     input.timeZone, input.slotMinutes, input.capacity, input.minimumNoticeMinutes, input.horizonDays, input.maxBookingsPerDay,
                     input.price?.minor, input.price?.currency.code, input.freeCancellationSeconds, input.lateSanction,
                 ])
-            state.settingsChanged(db)
+            try state.settingsChanged(db)
             return Empty()
         }
     }
@@ -446,7 +446,7 @@ struct StaffOperations: Sendable {
             } else if let date = input.date {
                 try db.execute(sql: "INSERT OR REPLACE INTO park_exception VALUES (?, ?, ?)", arguments: [date, hours?.open, hours?.close])
             }
-            state.settingsChanged(db)
+            try state.settingsChanged(db)
             return Empty()
         }
     }
@@ -494,7 +494,7 @@ struct StaffOperations: Sendable {
                     """,
                 arguments: [input.id, input.name, input.active ?? true, image, try ChangeFeed.stamp(db)])
             try MediaCatalog.replace(db, owner: Cable.imageOwner(input.id), current, with: image, field: "image", store: try context.mediaStore())
-            state.settingsChanged(db)
+            try state.settingsChanged(db)
             return Empty()
         }
     }
@@ -542,7 +542,7 @@ extension StaffOperations {
                     """,
                 arguments: [input.id, input.name, input.sessions, input.credit, input.price, input.active ?? true, image, try ChangeFeed.stamp(db)])
             try MediaCatalog.replace(db, owner: Package.imageOwner(input.id), current, with: image, field: "image", store: try context.mediaStore())
-            state.settingsChanged(db)
+            try state.settingsChanged(db)
             return Empty()
         }
     }

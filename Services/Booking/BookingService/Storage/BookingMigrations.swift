@@ -246,5 +246,10 @@ enum BookingMigrations {
                 ALTER TABLE booking ADD COLUMN booked_by TEXT;
                 """)
         }
+        migrator.registerMigration("booking-8-settings-version") { db in
+            // Counts the park's settings changes in the database itself, so a reader can
+            // tell that its snapshot predates a committed change (see `BookingState`).
+            try db.execute(sql: "ALTER TABLE park ADD COLUMN settings_version INTEGER NOT NULL DEFAULT 0")
+        }
     }
 }

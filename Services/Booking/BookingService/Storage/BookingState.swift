@@ -8,7 +8,10 @@ import Synchronization
 /// change them (a booking, a cancellation, a block, a setting), so they are never older
 /// than the last write; availability also expires after a second, since "bookable"
 /// depends on the time. A generation number keeps a read that raced with a write from
-/// storing what it read before the write.
+/// storing what it read before the write, and the park's `settings_version` column keeps a
+/// read transaction whose snapshot began before a settings change committed (GRDB reads
+/// the schema version first, so a snapshot can predate the first statement of a handler)
+/// from caching the settings it sees as current.
 final class BookingState: Sendable {
     private struct Caches {
         var generation = 0
@@ -17,6 +20,9 @@ final class BookingState: Sendable {
         var park: ParkConfiguration?
         /// Settings changes written but not yet committed or rolled back.
         var openSettingsChanges = 0
+        /// The highest `settings_version` known committed: settings read from a snapshot
+        /// older than that are out of date.
+        var committedStored = 0
         var availability: [String: (items: Data, until: Date)] = [:]
         /// Connections whose open transaction already clears the caches when it ends.
         var clearingAtEnd: Set<ObjectIdentifier> = []
@@ -34,12 +40,14 @@ final class BookingState: Sendable {
     /// the new: neither is cached, and a reader's copy carries version -1, so a plan made
     /// from it never matches and is made again in the transaction.
     func configuration(_ db: Database, inWriter: Bool = false) throws -> ParkConfiguration {
-        let (cached, generation, version, changing) = caches.withLock {
-            ($0.park, $0.generation, $0.settingsVersion, $0.openSettingsChanges > 0)
+        let (cached, generation, version, changing, committed) = caches.withLock {
+            ($0.park, $0.generation, $0.settingsVersion, $0.openSettingsChanges > 0, $0.committedStored)
         }
         if let cached { return cached }
         var loaded = try ParkConfiguration.load(db)
-        if changing {
+        // The writer always reads the latest commit; a reader's snapshot may be older than
+        // a settings change whose end was already counted.
+        if changing || (!inWriter && loaded.stored < committed) {
             loaded.version = inWriter ? version : -1
             return loaded
         }
@@ -93,10 +101,15 @@ final class BookingState: Sendable {
     /// Call inside a transaction that changes the park's settings: the cached settings go
     /// too, at once (so later writes of the same group commit read the new ones) and again
     /// when the transaction ends.
-    func settingsChanged(_ db: Database) {
+    func settingsChanged(_ db: Database) throws {
+        let stored = try Int.fetchOne(db, sql: "UPDATE park SET settings_version = settings_version + 1 WHERE id = 1 RETURNING settings_version") ?? 0
         clear(settings: true, opening: 1)
         db.afterNextTransaction(
-            onCommit: { [self] _ in clear(settings: true, opening: -1) }, onRollback: { [self] _ in clear(settings: true, opening: -1) })
+            onCommit: { [self] _ in
+                caches.withLock { $0.committedStored = max($0.committedStored, stored) }
+                clear(settings: true, opening: -1)
+            },
+            onRollback: { [self] _ in clear(settings: true, opening: -1) })
     }
 
     private func clear(settings: Bool, opening: Int = 0) {

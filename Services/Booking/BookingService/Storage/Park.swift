@@ -40,6 +40,8 @@ struct ParkConfiguration: Sendable {
     var cables: [Cable]
     /// The settings version it was loaded at (see ``BookingState``).
     var version = 0
+    /// The park's `settings_version` in the snapshot it was read from.
+    var stored = 0
 
     static func load(_ db: Database) throws -> ParkConfiguration {
         guard let park = try Row.fetchOne(db, sql: "SELECT * FROM park WHERE id = 1") else {
@@ -71,7 +73,7 @@ struct ParkConfiguration: Sendable {
                 sanction: LateCancellationPolicy.Sanction(rawValue: park["sanction"]) ?? .forfeit),
             cables: try Row.fetchAll(db, sql: "SELECT id, name, active, image_id FROM cable ORDER BY id").map {
                 Cable(id: $0["id"], name: $0["name"], active: $0["active"], image: $0["image_id"])
-            })
+            }, stored: park["settings_version"])
     }
 
     static func packages(_ db: Database, currency: Currency) throws -> [Package] {
