@@ -409,7 +409,7 @@ struct PlanOperations: Sendable {
 
     var calendar: ServiceOperation {
         let cache = self.cache
-        return .read(
+        return .task(
             "goals.calendar",
             summary: "A day of the caller's training calendar (table 6): each of their goals with that day's exercises, requirements, times and done flags.",
             auth: GoalOperations.recipient, request: .object(["date": .string(format: .date)], required: ["date"]),
@@ -421,9 +421,11 @@ struct PlanOperations: Sendable {
                             ["goalId": .string(), "title": .string(), "type": TypeRef.schema, "state": .string(), "items": .array(of: ItemView.schema)],
                             required: ["goalId", "title", "type", "state", "items"])),
                 ], required: ["date", "goals"])
-        ) { (context, input: CalendarRequest, db: Database) -> RawJSON in
+        ) { (context, input: CalendarRequest) -> RawJSON in
             let principal = try context.requirePrincipal()
-            return try cache.remember(Self.calendarKey(principal, input)) { try Self.calendarDay(db, principal: principal, date: input.date) }
+            return try await cache.remember(Self.calendarKey(principal, input), from: context.database()) { db in
+                try Self.calendarDay(db, principal: principal, date: input.date)
+            }
         }.answeringFromMemory(CalendarRequest.self) { context, input in
             context.principal.flatMap { cache.answer(Self.calendarKey($0, input)) }
         }
@@ -463,16 +465,17 @@ struct PlanOperations: Sendable {
 
     var dashboard: ServiceOperation {
         let cache = self.cache
-        return .read(
+        return .task(
             "goals.dashboard",
             summary: "The dashboard (3.6): the caller's goal tabs and one goal in full: type and icon, sponsors with their groups, the admin's percent and the plan's share and pace, the next workouts (from today), nutrition and recommendations (`limit` each, 5 by default; goals.items.list gives the full lists). Without `goalId`, the recipient's open goal (else the latest). A sponsor or admin names a goal they may see.",
             auth: .authenticated,
             request: .object(["goalId": GoalOperations.id, "limit": .integer(minimum: 1, maximum: 50)]),
             response: GoalsDashboard.schema
-        ) { (context, input: DashboardRequest, db: Database) -> RawJSON in
+        ) { (context, input: DashboardRequest) -> RawJSON in
             let principal = try context.requirePrincipal()
-            return try cache.remember(Self.dashboardKey(principal, input)) {
-                try GoalsDashboard.answer(db, principal: principal, goalId: input.goalId, limit: input.limit ?? 5, now: context.receivedAt)
+            let now = context.receivedAt
+            return try await cache.remember(Self.dashboardKey(principal, input), from: context.database()) { db in
+                try GoalsDashboard.answer(db, principal: principal, goalId: input.goalId, limit: input.limit ?? 5, now: now)
             }
         }.answeringFromMemory(DashboardRequest.self) { context, input in
             context.principal.flatMap { cache.answer(Self.dashboardKey($0, input)) }

@@ -49,10 +49,18 @@ final class GoalsReadCache: Sendable {
         }
     }
 
-    /// Runs `read`, keeps its encoded answer under `key` and returns it as raw JSON.
-    func remember(_ key: String, _ read: () throws -> JSONValue) throws -> RawJSON {
+    /// Runs `read` in a read transaction of `database`, keeps its encoded answer under
+    /// `key` and returns it as raw JSON.
+    ///
+    /// The generation is taken before the transaction begins: GRDB opens a read's snapshot
+    /// (reading the schema version) before the closure runs, so a generation taken inside
+    /// could already count a commit the snapshot does not show, and the answer from before
+    /// that commit would be kept as current.
+    func remember(
+        _ key: String, from database: DatabasePool, _ read: @escaping @Sendable (Database) throws -> JSONValue
+    ) async throws -> RawJSON {
         let generation = self.generation
-        let data = try WireJSON.encode(try read())
+        let data = try await database.read { db in try WireJSON.encode(try read(db)) }
         store(key, data, generation: generation)
         return RawJSON(data)
     }
