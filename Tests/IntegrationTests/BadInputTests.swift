@@ -79,8 +79,42 @@ struct BadInputTests {
             #expect(many.count == 2 && many[0].isEmpty)
             let refusal = try Reply.parse(try #require(many.last))
             #expect(refusal.error?.code == .badRequest)
-            #expect(refusal.error?.message.contains("at most \(RoutedMessage.maxFrames) frames") == true)
+            let limit = target == .gateway ? RoutedMessage.maxClientFrames : RoutedMessage.maxFrames
+            #expect(refusal.error?.message.contains("at most \(limit) frames") == true)
             try await expectServing(stack, target)
+        }
+    }
+
+    /// What the gateway forwards must fit what a service accepts: a request whose own
+    /// frames fit but which the hops would take past a service's limits is refused at the
+    /// gateway, at once, and the link to the service stays up for everyone else.
+    @Test("routing frames the hops would take past a service's limits are refused by the gateway at once")
+    func envelopeBounds() async throws {
+        try await TestStack.with(services: ["auth"]) { stack in
+            let gateway = Link(stack.configuration.gatewayEndpoint)
+            let body = Data(#"{"id":"e1","op":"auth.health"}"#.utf8)
+            // Exactly as many frames as the gateway takes: answered by auth.
+            let most = RoutedMessage.maxClientFrames
+            let fits = try #require(
+                await RawClient.exchange(Array(repeating: Data("r".utf8), count: most - 3) + [Data(), body], link: gateway))
+            #expect(try Reply.parse(try #require(fits.last)).ok)
+            // One more (with the client's identity, the hops would reach past 32): bad_request.
+            let over = try #require(
+                await RawClient.exchange(Array(repeating: Data("r".utf8), count: most - 2) + [Data(), body], link: gateway, timeout: .seconds(2)))
+            #expect(try Reply.parse(try #require(over.last)).error?.code == .badRequest)
+
+            // A large routing frame beside a body just under 1 MiB: payload_too_large, and
+            // the client's frames come back so it can match the reply.
+            let padding = String(repeating: "a", count: (1 << 20) - 100)
+            let large = Data(#"{"id":"e2","op":"auth.health","data":{"p":"\#(padding)"}}"#.utf8)
+            let tag = Data(repeating: 7, count: 400_000)
+            let refused = try #require(await RawClient.exchange([tag, Data(), large], link: gateway, timeout: .seconds(2)))
+            #expect(refused.count == 3 && refused[0] == tag && refused[1].isEmpty)
+            let refusal = try Reply.parse(refused[2])
+            #expect(refusal.error?.code == .payloadTooLarge)
+            #expect(refusal.error?.message.contains("routing frames") == true)
+            // The service's link was never dropped: calls keep being answered.
+            try await expectServing(stack, .gateway)
         }
     }
 

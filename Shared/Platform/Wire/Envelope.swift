@@ -271,7 +271,7 @@ public struct RoutedMessage: Sendable {
         /// Nothing after the delimiter.
         case missingBody(envelope: [Data])
         /// More frames than any client or hop needs: answered to the first frame.
-        case tooManyFrames(identity: Data)
+        case tooManyFrames(identity: Data, limit: Int)
     }
 
     /// The most frames a request may have: routing frames, the delimiter and the body
@@ -280,9 +280,22 @@ public struct RoutedMessage: Sendable {
     /// as it is read and refused here.
     public static let maxFrames = 32
 
+    /// The most frames the gateway takes from a client (its identity included): the hops
+    /// add the gateway's tag, the client frame and the gateway's identity at the service,
+    /// and the service must still see at most ``maxFrames``.
+    public static let maxClientFrames = maxFrames - 4
+
+    /// The most bytes of routing frames (all frames before the body) a request may carry.
+    /// The gateway forwards a request as one frame (``PackedFrames``) that must fit the
+    /// service's ``RequestLimits/maxMessageBytes``: the body's 1 MiB and this.
+    public static let maxEnvelopeBytes = 8 << 10
+
+    /// The gateway's bound on a client's routing frames, leaving room for its own.
+    public static let maxClientEnvelopeBytes = 4 << 10
+
     /// Splits the frames a ROUTER received.
-    public static func split(_ frames: [Data]) -> Result<RoutedMessage, Problem> {
-        guard frames.count <= maxFrames else { return .failure(.tooManyFrames(identity: frames.first ?? Data())) }
+    public static func split(_ frames: [Data], maxFrames: Int = maxFrames) -> Result<RoutedMessage, Problem> {
+        guard frames.count <= maxFrames else { return .failure(.tooManyFrames(identity: frames.first ?? Data(), limit: maxFrames)) }
         guard let delimiter = frames.firstIndex(where: \.isEmpty) else {
             return .failure(.missingDelimiter(identity: frames.first ?? Data()))
         }
@@ -302,8 +315,8 @@ public struct RoutedMessage: Sendable {
             return (envelope, "expected exactly one frame after the delimiter")
         case .missingBody(let envelope):
             return (envelope, "no request frame after the delimiter")
-        case .tooManyFrames(let identity):
-            return ([identity, Data()], "a request has at most \(maxFrames) frames")
+        case .tooManyFrames(let identity, let limit):
+            return ([identity, Data()], "a request has at most \(limit) frames")
         }
     }
 }
@@ -323,20 +336,29 @@ public enum IncomingRequest {
 
     /// Reads the frames a ROUTER received into a routing envelope and a parsed request.
     public static func read(_ frames: [Data], maxBytes: Int) -> Result<(envelope: [Data], request: RequestEnvelope), Rejected> {
-        read(frames, maxBytes: maxBytes, parse: RequestEnvelope.parse).map { ($0.envelope, $0.parsed) }
+        read(
+            frames, maxBytes: maxBytes, maxFrames: RoutedMessage.maxFrames, maxEnvelopeBytes: RoutedMessage.maxEnvelopeBytes,
+            parse: RequestEnvelope.parse
+        ).map { ($0.envelope, $0.parsed) }
     }
 
     /// ``read(_:maxBytes:)`` for the gateway: the same checks and errors, but the request
     /// is read with ``RequestEnvelope/parseHead(_:)``, so `data` is validated and skipped.
+    /// A client's frames are bounded tighter (``RoutedMessage/maxClientFrames``,
+    /// ``RoutedMessage/maxClientEnvelopeBytes``), so what the gateway forwards always fits
+    /// what a service accepts.
     public static func readHead(_ frames: [Data], maxBytes: Int) -> Result<(envelope: [Data], head: RequestEnvelope.Head), Rejected> {
-        read(frames, maxBytes: maxBytes, parse: RequestEnvelope.parseHead).map { ($0.envelope, $0.parsed) }
+        read(
+            frames, maxBytes: maxBytes, maxFrames: RoutedMessage.maxClientFrames, maxEnvelopeBytes: RoutedMessage.maxClientEnvelopeBytes,
+            parse: RequestEnvelope.parseHead
+        ).map { ($0.envelope, $0.parsed) }
     }
 
     private static func read<Parsed>(
-        _ frames: [Data], maxBytes: Int, parse: (Data) throws(RequestEnvelope.Rejection) -> Parsed
+        _ frames: [Data], maxBytes: Int, maxFrames: Int, maxEnvelopeBytes: Int, parse: (Data) throws(RequestEnvelope.Rejection) -> Parsed
     ) -> Result<(envelope: [Data], parsed: Parsed), Rejected> {
         let message: RoutedMessage
-        switch RoutedMessage.split(frames) {
+        switch RoutedMessage.split(frames, maxFrames: maxFrames) {
         case .failure(let problem):
             let (envelope, text) = RoutedMessage.replyEnvelope(for: problem)
             return .failure(Rejected(envelope: envelope, id: nil, error: .badRequest(text)))
@@ -345,6 +367,13 @@ public enum IncomingRequest {
         }
         guard message.body.count <= maxBytes else {
             return .failure(Rejected(envelope: message.envelope, id: nil, error: .payloadTooLarge(limit: maxBytes)))
+        }
+        let envelopeBytes = message.envelope.reduce(0) { $0 + $1.count }
+        guard envelopeBytes <= maxEnvelopeBytes else {
+            return .failure(
+                Rejected(
+                    envelope: message.envelope, id: nil,
+                    error: ServiceError(.payloadTooLarge, "the routing frames take more than \(maxEnvelopeBytes) bytes")))
         }
         do {
             return .success((message.envelope, try parse(message.body)))
