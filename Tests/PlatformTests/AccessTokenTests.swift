@@ -106,6 +106,44 @@ struct AccessTokenTests {
         #expect(fetches.withLock { $0 } == 1)
     }
 
+    /// Requests arriving together with a token of a key not yet fetched (a service started
+    /// just before auth) all wait for one fetch and verify; none is refused meanwhile.
+    @Test("many requests with an unknown key share one fetch and all verify; forged ids fetch at most once a period")
+    func concurrentFetchOnUnknownKey() async throws {
+        let newKey = try Ed25519PrivateKey()
+        let verifier = makeVerifier()
+        let fetches = Mutex(0)
+        let published = newKey.publicKey, original = key.publicKey
+        let flight = SingleFlight(quietPeriod: .milliseconds(300)) {
+            fetches.withLock { $0 += 1 }
+            try? await Task.sleep(for: .milliseconds(50))
+            verifier.setKeys(["k1": original, "k2": published])
+            return true
+        }
+        verifier.setKeySource { await flight.run() }
+        let token = try AccessTokenSigner(keyID: "k2", key: newKey).token(for: claims())
+        let verified = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<64 {
+                group.addTask {
+                    if (try? verifier.verify(token)) != nil { return true }
+                    guard await verifier.refreshKeys() else { return false }
+                    return (try? verifier.verify(token)) != nil
+                }
+            }
+            return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(verified == 64)
+        #expect(fetches.withLock { $0 } == 1)
+
+        // A forged key id right after: the last result, no new fetch; after the quiet
+        // period, one more.
+        #expect(await verifier.refreshKeys())
+        #expect(fetches.withLock { $0 } == 1)
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(await verifier.refreshKeys())
+        #expect(fetches.withLock { $0 } == 2)
+    }
+
     @Test("key rotation: tokens of every published key verify")
     func rotation() throws {
         let newKey = try Ed25519PrivateKey()
