@@ -144,6 +144,20 @@ struct AccessTokenTests {
         #expect(fetches.withLock { $0 } == 2)
     }
 
+    @Test("base64url encodes as Foundation's base64 with - and _ and no padding, and decodes back")
+    func base64URL() {
+        var generator = SystemRandomNumberGenerator()
+        for length in Array(0...70) + [255, 256, 1_000] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let expected = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            let encoded = Base64URL.encode(bytes)
+            #expect(encoded == expected)
+            #expect(Base64URL.decode(encoded) == bytes)
+        }
+        #expect(Base64URL.encode([0xFB, 0xFF]) == "-_8")
+    }
+
     @Test("key rotation: tokens of every published key verify")
     func rotation() throws {
         let newKey = try Ed25519PrivateKey()

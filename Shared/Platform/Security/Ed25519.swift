@@ -94,12 +94,34 @@ public final class Ed25519PrivateKey: @unchecked Sendable {
 
 /// Base64url without padding (RFC 4648 §5), as JWTs use it.
 public enum Base64URL {
-    /// Encodes bytes.
+    /// Encodes bytes, without padding (table-driven: Foundation's base64 and three
+    /// `replacingOccurrences` took a twentieth of a list page's reader in a profile).
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let input = Array(bytes)
+        return String(unsafeUninitializedCapacity: (input.count * 4 + 2) / 3) { output in
+            var written = 0
+            // The six-bit digits of a 24-bit group, from the highest; `count` of them.
+            func put(_ group: UInt32, _ count: Int) {
+                for digit in 0..<count {
+                    output[written] = encodingTable[Int(group >> UInt32(18 - 6 * digit) & 0x3F)]
+                    written += 1
+                }
+            }
+            var index = 0
+            while index + 3 <= input.count {
+                put(UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2]), 4)
+                index += 3
+            }
+            switch input.count - index {
+            case 1: put(UInt32(input[index]) << 16, 2)
+            case 2: put(UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8, 3)
+            default: break
+            }
+            return written
+        }
     }
+
+    private static let encodingTable: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// Decodes text; `nil` when it is not base64url (table-driven: tokens are decoded on
     /// every verification).

@@ -265,8 +265,10 @@ final class RenderedReminders: Sendable {
         var newerBytes = 0
     }
 
+    /// Behind a read-write lock: concurrent pages of one user look up the same rows, and
+    /// with a `Mutex` they queued (and slept in the kernel) on the same shards.
     private final class Shard: Sendable {
-        let state = Mutex(Generations())
+        let state = ReadMostly(Generations())
     }
 
     static let shardCount = 64
@@ -284,7 +286,9 @@ final class RenderedReminders: Sendable {
     }
 
     func parts(_ key: Key) -> Parts? {
-        shards[shardIndex(key)].state.withLock { state in
+        let shard = shards[shardIndex(key)]
+        if let parts = shard.state.read({ $0.newer[key] }) { return parts }
+        return shard.state.write { state in
             if let parts = state.newer[key] { return parts }
             guard let parts = state.older.removeValue(forKey: key) else { return nil }
             Self.add(key, parts, to: &state, limit: shardBytes)
@@ -293,14 +297,14 @@ final class RenderedReminders: Sendable {
     }
 
     func keep(_ key: Key, _ parts: Parts) {
-        shards[shardIndex(key)].state.withLock { state in Self.add(key, parts, to: &state, limit: shardBytes) }
+        shards[shardIndex(key)].state.write { state in Self.add(key, parts, to: &state, limit: shardBytes) }
     }
 
     /// The bytes kept in all, as the budget counts them (for tests).
     var bytes: Int {
         var total = 0
         for shard in shards {
-            total += shard.state.withLock { state in state.newerBytes + state.older.values.reduce(0) { $0 + $1.bytes } }
+            total += shard.state.read { state in state.newerBytes + state.older.values.reduce(0) { $0 + $1.bytes } }
         }
         return total
     }
