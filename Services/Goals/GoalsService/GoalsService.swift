@@ -11,7 +11,7 @@ public enum GoalsService {
 
     /// Everything the runtime needs to run the service.
     public static var definition: ServiceDefinition {
-        let cache = GoalsReadCache()
+        let cache = ReadCache()
         return ServiceDefinition(
             name: name,
             summary: """

@@ -13,7 +13,8 @@ public enum StatsService {
 
     /// Everything the runtime needs to run the service.
     public static var definition: ServiceDefinition {
-        ServiceDefinition(
+        let cache = ReadCache()
+        return ServiceDefinition(
             name: name,
             summary: """
                 The fitness assistant (spec 004): the exercise catalog (admin-managed: names, body part, motor ability, base repetitions \
@@ -28,11 +29,13 @@ public enum StatsService {
                 """,
             durability: .full,
             operations: CatalogOperations().all + PreferenceOperations().all + WorkoutOperations().all + SyncOperations().all
-                + StatisticsOperations().all + OverviewOperations().all
+                + StatisticsOperations(cache: cache).all + OverviewOperations().all
                 // Instruction graphics (admins); ids are the capability to read them.
                 + MediaOperations.operations(service: name, putAuth: CatalogOperations.admin, getAuth: .authenticated),
             events: StatsEvents.descriptions,
             subscriptions: CrossAppEvents.all,
-            migrations: { StatsMigrations.register(in: &$0) })
+            migrations: { StatsMigrations.register(in: &$0) },
+            // The period statistics' answers, kept until the next commit (a second at most).
+            prepare: { pool in pool.add(transactionObserver: cache.observer, extent: .databaseLifetime) })
     }
 }

@@ -8,7 +8,7 @@ import Platform
 /// moves a day's workout within the week.
 struct PlanOperations: Sendable {
     /// Recent dashboards and calendar days, answered from the socket thread.
-    let cache: GoalsReadCache
+    let cache: ReadCache
 
     static let kinds = ["workout", "nutrition", "tip", "recommendation"]
 

@@ -6,7 +6,27 @@ import Platform
 /// user's zone, the daily performance series, the shares per body part and per motor
 /// ability, and the key facts.
 struct StatisticsOperations: Sendable {
+    /// Answers kept until the next commit, a second at most ("today" moves at midnight
+    /// without a write): an app opening the Stats page asks for all four at once, and again
+    /// on every return to it.
+    let cache: ReadCache
+
     var all: [ServiceOperation] { [performance, bodyParts, motorAbilities, keyFacts, chart] }
+
+    /// A period statistic read through the cache, and answered from it on the socket thread.
+    static func cached(
+        _ op: String, summary: String, response: JSONSchema, cache: ReadCache,
+        _ answer: @escaping @Sendable (RequestContext, PeriodRequest, Database) throws -> JSONValue
+    ) -> ServiceOperation {
+        @Sendable func key(_ principal: Principal, _ input: PeriodRequest) -> String { "\(op)|\(principal.userID)|\(input.period)" }
+        let summary = summary + " Answered from memory for at most a second, and never across a write."
+        return ServiceOperation.task(op, summary: summary, auth: .authenticated, request: Self.periodRequest, response: response) {
+            (context, input: PeriodRequest) -> RawJSON in
+            try await cache.remember(key(try context.requirePrincipal(), input), from: context.database()) { db in try answer(context, input, db) }
+        }.answeringFromMemory(PeriodRequest.self) { context, input in
+            context.principal.flatMap { cache.answer(key($0, input)) }
+        }
+    }
 
     struct PeriodRequest: Codable, Sendable {
         var period: String
@@ -83,10 +103,9 @@ struct StatisticsOperations: Sendable {
     static func range(_ range: ClosedRange<LocalDate>) -> JSONValue { ["from": .string(range.lowerBound.description), "to": .string(range.upperBound.description)] }
 
     var performance: ServiceOperation {
-        .read(
+        Self.cached(
             "stats.performance",
             summary: "The line chart: one point per day of the period (days without training as zero): the day's score (see stats.workout.complete), repetitions and exercises done.",
-            auth: .authenticated, request: Self.periodRequest,
             response: .object(
                 [
                     "period": .string(), "range": Self.rangeSchema,
@@ -94,8 +113,8 @@ struct StatisticsOperations: Sendable {
                         of: .object(
                             ["day": .string(format: .date), "score": .integer(minimum: 0), "repetitions": .integer(minimum: 0), "exercises": .integer(minimum: 0)],
                             required: ["day", "score", "repetitions", "exercises"]), maxItems: 31),
-                ], required: ["period", "range", "points"])
-        ) { (context, input: PeriodRequest, db: Database) -> JSONValue in
+                ], required: ["period", "range", "points"]), cache: cache
+        ) { context, input, db in
             let stats = try Self.statistics(context, input, db)
             return [
                 "period": .string(stats.period.rawValue), "range": Self.range(stats.range),
@@ -131,20 +150,20 @@ struct StatisticsOperations: Sendable {
     }
 
     var bodyParts: ServiceOperation {
-        .read(
-            "stats.bodyParts", summary: "The share of exercises done per body part in the period (the bar or pie chart).", auth: .authenticated,
-            request: Self.periodRequest, response: Self.sharesSchema(BodyPart.allCases.map(\.rawValue))
-        ) { (context, input: PeriodRequest, db: Database) -> JSONValue in
+        Self.cached(
+            "stats.bodyParts", summary: "The share of exercises done per body part in the period (the bar or pie chart).",
+            response: Self.sharesSchema(BodyPart.allCases.map(\.rawValue)), cache: cache
+        ) { context, input, db in
             let stats = try Self.statistics(context, input, db)
             return Self.shares(stats, stats.bodyPartShares) { $0.rawValue }
         }
     }
 
     var motorAbilities: ServiceOperation {
-        .read(
+        Self.cached(
             "stats.motorAbilities", summary: "The share of exercises done per motor ability (strength, endurance, speed) in the period.",
-            auth: .authenticated, request: Self.periodRequest, response: Self.sharesSchema(MotorAbility.allCases.map(\.rawValue))
-        ) { (context, input: PeriodRequest, db: Database) -> JSONValue in
+            response: Self.sharesSchema(MotorAbility.allCases.map(\.rawValue)), cache: cache
+        ) { context, input, db in
             let stats = try Self.statistics(context, input, db)
             return Self.shares(stats, stats.motorAbilityShares) { $0.rawValue }
         }
@@ -161,10 +180,9 @@ struct StatisticsOperations: Sendable {
     }
 
     var keyFacts: ServiceOperation {
-        .read(
+        Self.cached(
             "stats.keyFacts",
             summary: "The key facts of the period: workouts, exercises done and skipped, repetitions, score, the best day, the current streak (consecutive days with training ending today, or yesterday when today has none yet; it may reach back before the period) and the longest within it, and the change of score, repetitions and workouts against the period before.",
-            auth: .authenticated, request: Self.periodRequest,
             response: .object(
                 [
                     "period": .string(), "range": Self.rangeSchema, "previousRange": Self.rangeSchema, "workouts": .integer(minimum: 0),
@@ -177,8 +195,8 @@ struct StatisticsOperations: Sendable {
                 required: [
                     "period", "range", "previousRange", "workouts", "exercisesDone", "exercisesSkipped", "totalRepetitions", "totalScore", "bestDay",
                     "currentStreak", "longestStreak", "scoreChange", "repetitionsChange", "workoutsChange",
-                ])
-        ) { (context, input: PeriodRequest, db: Database) -> JSONValue in
+                ]), cache: cache
+        ) { context, input, db in
             let stats = try Self.statistics(context, input, db, keyFacts: true)
             let facts = stats.keyFacts
             return [

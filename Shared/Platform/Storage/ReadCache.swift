@@ -3,29 +3,32 @@ import GRDB
 import Platform
 import Synchronization
 
-/// Recent answers of the busiest reads (`goals.dashboard`, `goals.calendar`), served from
-/// the socket thread. Every commit to the database empties it (a transaction observer on
+/// Recent answers of the busiest reads (`goals.dashboard` and `goals.calendar`, stats'
+/// period statistics), served from the socket thread. Every commit to the database empties it (a transaction observer on
 /// the writer), so an answer is never older than the last write; entries also expire
 /// after a second, since "today" moves at midnight without any write. A generation number
 /// keeps a read that raced with a commit from storing what it read before it.
-final class GoalsReadCache: Sendable {
+public final class ReadCache: Sendable {
     private struct State {
         var generation = 0
         var entries: [String: (generation: Int, until: ContinuousClock.Instant, data: Data)] = [:]
     }
 
     /// At most this many answers are kept; beyond, the cache starts again.
-    static let capacity = 20_000
+    public static let capacity = 20_000
     /// How long an answer is served.
-    static let lifetime = Duration.seconds(1)
+    public static let lifetime = Duration.seconds(1)
 
     private let state = Mutex(State())
 
+    /// An empty cache; add its ``observer`` to the database.
+    public init() {}
+
     /// The current generation, to pass back when storing what was read after it.
-    var generation: Int { state.withLock { $0.generation } }
+    public var generation: Int { state.withLock { $0.generation } }
 
     /// The answer kept for `key`, if it is still current.
-    func answer(_ key: String) -> Data? {
+    public func answer(_ key: String) -> Data? {
         state.withLock { state in
             guard let entry = state.entries[key], entry.generation == state.generation, entry.until > .now else { return nil }
             return entry.data
@@ -33,7 +36,7 @@ final class GoalsReadCache: Sendable {
     }
 
     /// Keeps `data` for `key` unless a commit happened since `generation` was read.
-    func store(_ key: String, _ data: Data, generation: Int) {
+    public func store(_ key: String, _ data: Data, generation: Int) {
         state.withLock { state in
             guard generation == state.generation else { return }
             if state.entries.count >= Self.capacity { state.entries.removeAll(keepingCapacity: true) }
@@ -42,7 +45,7 @@ final class GoalsReadCache: Sendable {
     }
 
     /// Called after every commit.
-    func committed() {
+    public func committed() {
         state.withLock { state in
             state.generation &+= 1
             state.entries.removeAll(keepingCapacity: true)
@@ -56,7 +59,7 @@ final class GoalsReadCache: Sendable {
     /// (reading the schema version) before the closure runs, so a generation taken inside
     /// could already count a commit the snapshot does not show, and the answer from before
     /// that commit would be kept as current.
-    func remember(
+    public func remember(
         _ key: String, from database: DatabasePool, _ read: @escaping @Sendable (Database) throws -> JSONValue
     ) async throws -> RawJSON {
         let generation = self.generation
@@ -66,11 +69,11 @@ final class GoalsReadCache: Sendable {
     }
 
     /// The observer to add to the service's database: it empties the cache at each commit.
-    var observer: some TransactionObserver { CommitObserver(cache: self) }
+    public var observer: some TransactionObserver { CommitObserver(cache: self) }
 
     private final class CommitObserver: TransactionObserver {
-        let cache: GoalsReadCache
-        init(cache: GoalsReadCache) { self.cache = cache }
+        let cache: ReadCache
+        init(cache: ReadCache) { self.cache = cache }
         // Commits are told to every observer; no need to follow each row (that costs).
         func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { false }
         func databaseDidChange(with event: DatabaseEvent) {}

@@ -4,13 +4,12 @@ import Platform
 import SharedTesting
 import Testing
 
-@testable import GoalsService
-
-/// The dashboard's and calendar's cache against commits that race with the read.
-@Suite("Goals read cache")
-struct GoalsReadCacheTests {
-    private func database(_ directory: TemporaryDirectory, cache: GoalsReadCache) throws -> DatabasePool {
-        let pool = try ServiceDatabase.open(directory: directory.url, name: "goals", durability: .normal) { migrator in
+/// The read cache (goals' dashboard and calendar, stats' period statistics) against
+/// commits that race with the read.
+@Suite("Read cache")
+struct ReadCacheTests {
+    private func database(_ directory: TemporaryDirectory, cache: ReadCache) throws -> DatabasePool {
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "cache", durability: .normal) { migrator in
             migrator.registerMigration("t") { db in
                 try db.execute(sql: "CREATE TABLE t (v INTEGER NOT NULL); INSERT INTO t (v) VALUES (1)")
             }
@@ -23,7 +22,7 @@ struct GoalsReadCacheTests {
     func commitDuringTheRead() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
-        let cache = GoalsReadCache()
+        let cache = ReadCache()
         let pool = try database(directory, cache: cache)
 
         let reading = AsyncSignal(), committed = AsyncSignal()
