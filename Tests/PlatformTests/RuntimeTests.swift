@@ -235,9 +235,10 @@ struct ServiceClientTests {
         await #expect(throws: ClientError.self) {
             try await client.call("x.health", idempotent: true, timeout: .milliseconds(300), attempts: 2)
         }
-        // Two 300 ms attempts; the bound is loose because the suite shares two cores with
-        // services running in process, but far below a hang.
-        #expect(ContinuousClock.now - started < .seconds(5))
+        // Two 300 ms attempts (0.65 s alone); the bound is loose because the suite shares
+        // two cores with services running in process (12.7 s once, beside the stats suites),
+        // but far below a hang.
+        #expect(ContinuousClock.now - started < .seconds(30))
         await client.close()
     }
 }
