@@ -57,6 +57,10 @@ struct PackedFramesTests {
         #expect(PackedFrames.open(contract).frames == contract && !PackedFrames.open(contract).packed)
         let broken = [identity, Data([0xFF, 2, 9, 0, 0, 0])]
         #expect(PackedFrames.open(broken).frames == broken && !PackedFrames.open(broken).packed)
+        // A well-formed packed frame without a delimiter inside is a malformed contract
+        // request, answered in the contract's frames.
+        let undelimited = [identity, PackedFrames.pack([Data("{}".utf8)])]
+        #expect(!PackedFrames.open(undelimited).packed)
         #expect(PackedFrames.reply(envelope: [identity, Data()], Data("r".utf8), packed: false) == [identity, Data(), Data("r".utf8)])
     }
 

@@ -153,7 +153,7 @@ struct RuntimeTests {
             return
         }
         let names = operations.compactMap { $0["op"]?.stringValue }
-        #expect(Set(names) == ["test.put", "test.mine.put", "test.count", "test.slow", "test.fail", "test.me", "test.admin", "test.health", "test.describe", "test.events.replay", "test.metrics", "test.metrics.prometheus"])
+        #expect(Set(names) == ["test.put", "test.mine.put", "test.count", "test.slow", "test.fail", "test.me", "test.me.fast", "test.admin", "test.health", "test.describe", "test.events.replay", "test.metrics", "test.metrics.prometheus"])
         let put = try #require(operations.first { $0["op"] == "test.put" })
         #expect(put["request"]?["required"] == ["key", "value"])
         #expect(operations.first { $0["op"] == "test.events.replay" }?["auth"] == "internal")

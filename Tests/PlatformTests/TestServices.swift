@@ -72,6 +72,10 @@ enum TestService {
                 .read("\(name).me", summary: "The caller.", auth: .authenticated, request: .empty, response: .string()) {
                     (context, _: Empty, _) in try context.requirePrincipal().userID
                 },
+                // A fast path (its token checked on the socket thread) with nothing in memory.
+                .read("\(name).me.fast", summary: "The caller, past a fast path.", auth: .authenticated, request: .empty, response: .string()) {
+                    (context, _: Empty, _) in try context.requirePrincipal().userID
+                }.answeringFromMemory(Empty.self) { _ in nil },
                 .read("\(name).admin", summary: "Admins only.", auth: .anyRole(["admin"]), request: .empty, response: .string()) {
                     (_, _: Empty, _) in "secret"
                 },

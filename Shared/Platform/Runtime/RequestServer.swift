@@ -186,6 +186,8 @@ public final class RequestServer: Service, Sendable {
                         return
                     }
                     preparedHere = prepared
+                } catch where error.isUnknownKey {
+                    // A token of a key not fetched yet: the task fetches it and tries again.
                 } catch {
                     send(message.envelope, Reply.failure(id: request.id, error: error), packed: packed)
                     log(id: request.id, op: request.op, started: started, outcome: error.code.rawValue)

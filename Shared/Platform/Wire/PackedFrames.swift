@@ -71,10 +71,13 @@ public enum PackedFrames {
 
     /// What a ROUTER received, unpacked when it is `[peer identity, packed]`: the frames as
     /// the contract's framing would have brought them, and whether the reply goes back
-    /// packed. Anything else (the contract's frames, or a malformed packed frame, which then
-    /// fails the envelope's checks as any malformed request does) comes back as it is.
+    /// packed. Anything else (the contract's frames, a malformed packed frame, or one without
+    /// a delimiter inside, which then fail the envelope's checks as any malformed request
+    /// does) comes back as it is.
     public static func open(_ received: [Data]) -> (frames: [Data], packed: Bool) {
-        guard received.count == 2, received[1].first == marker, let inner = unpack(received[1]) else {
+        // Our senders always pack a delimiter: a frame that unpacks without one is a
+        // malformed contract request, answered in the contract's frames.
+        guard received.count == 2, received[1].first == marker, let inner = unpack(received[1]), inner.contains(where: \.isEmpty) else {
             return (received, false)
         }
         return ([received[0]] + inner, true)

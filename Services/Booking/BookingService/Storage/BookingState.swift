@@ -105,8 +105,10 @@ final class BookingState: Sendable {
         let stored = try Int.fetchOne(db, sql: "UPDATE park SET settings_version = settings_version + 1 WHERE id = 1 RETURNING settings_version") ?? 0
         clear(settings: true, opening: 1)
         db.afterNextTransaction(
-            onCommit: { [self] _ in
-                caches.withLock { $0.committedStored = max($0.committedStored, stored) }
+            onCommit: { [self] db in
+                // Read back: a savepoint of the group commit may have undone this change.
+                let committed = (try? Int.fetchOne(db, sql: "SELECT settings_version FROM park WHERE id = 1")) ?? nil
+                caches.withLock { $0.committedStored = max($0.committedStored, min(stored, committed ?? stored)) }
                 clear(settings: true, opening: -1)
             },
             onRollback: { [self] _ in clear(settings: true, opening: -1) })
