@@ -92,18 +92,13 @@ struct AccessTokenTests {
     func fetchOnUnknownKey() async throws {
         let newKey = try Ed25519PrivateKey()
         let verifier = makeVerifier()
-        let fetches = Mutex(0)
-        let published = newKey.publicKey, original = key.publicKey
-        verifier.setKeySource {
-            fetches.withLock { $0 += 1 }
-            verifier.setKeys(["k1": original, "k2": published])
-            return true
-        }
+        let publication = KeyPublication(verifier, keys: ["k1": key.publicKey, "k2": newKey.publicKey])
+        verifier.setKeySource { await publication.fetch() }
         let token = try AccessTokenSigner(keyID: "k2", key: newKey).token(for: claims())
         #expect(throws: ServiceError.self) { try verifier.verify(token) }
         #expect(await verifier.refreshKeys())
         #expect(try verifier.verify(token).userID == "usr_1")
-        #expect(fetches.withLock { $0 } == 1)
+        #expect(publication.fetches == 1)
     }
 
     /// Requests arriving together with a token of a key not yet fetched (a service started
@@ -112,14 +107,8 @@ struct AccessTokenTests {
     func concurrentFetchOnUnknownKey() async throws {
         let newKey = try Ed25519PrivateKey()
         let verifier = makeVerifier()
-        let fetches = Mutex(0)
-        let published = newKey.publicKey, original = key.publicKey
-        let flight = SingleFlight(quietPeriod: .milliseconds(300)) {
-            fetches.withLock { $0 += 1 }
-            try? await Task.sleep(for: .milliseconds(50))
-            verifier.setKeys(["k1": original, "k2": published])
-            return true
-        }
+        let publication = KeyPublication(verifier, keys: ["k1": key.publicKey, "k2": newKey.publicKey], taking: .milliseconds(50))
+        let flight = SingleFlight(quietPeriod: .milliseconds(300)) { await publication.fetch() }
         verifier.setKeySource { await flight.run() }
         let token = try AccessTokenSigner(keyID: "k2", key: newKey).token(for: claims())
         let verified = await withTaskGroup(of: Bool.self) { group in
@@ -133,15 +122,15 @@ struct AccessTokenTests {
             return await group.reduce(0) { $0 + ($1 ? 1 : 0) }
         }
         #expect(verified == 64)
-        #expect(fetches.withLock { $0 } == 1)
+        #expect(publication.fetches == 1)
 
         // A forged key id right after: the last result, no new fetch; after the quiet
         // period, one more.
         #expect(await verifier.refreshKeys())
-        #expect(fetches.withLock { $0 } == 1)
+        #expect(publication.fetches == 1)
         try await Task.sleep(for: .milliseconds(400))
         #expect(await verifier.refreshKeys())
-        #expect(fetches.withLock { $0 } == 2)
+        #expect(publication.fetches == 2)
     }
 
     @Test("base64url encodes as Foundation's base64 with - and _ and no padding, and decodes back")
@@ -213,5 +202,30 @@ struct SecretBoxTests {
         }
         #expect(throws: CryptoError.self) { try SecretBox(base64: "c2hvcnQ=") }
         #expect(try SecretBox(base64: Data(Digest.randomBytes(32)).base64EncodedString()).seal([1], context: []).count == 3 + 12 + 1 + 16)
+    }
+}
+
+/// A key fetch for tests: it publishes `keys` to `verifier` (after `delay`, as a call to
+/// auth takes a while) and counts its runs.
+final class KeyPublication: Sendable {
+    private let verifier: AccessTokenVerifier
+    private let keys: [String: Ed25519PublicKey]
+    private let delay: Duration
+    private let runs = Mutex(0)
+
+    init(_ verifier: AccessTokenVerifier, keys: [String: Ed25519PublicKey], taking delay: Duration = .zero) {
+        self.verifier = verifier
+        self.keys = keys
+        self.delay = delay
+    }
+
+    /// How many fetches ran.
+    var fetches: Int { runs.withLock { $0 } }
+
+    func fetch() async -> Bool {
+        runs.withLock { $0 += 1 }
+        if delay > .zero { try? await Task.sleep(for: delay) }
+        verifier.setKeys(keys)
+        return true
     }
 }

@@ -1,7 +1,6 @@
 import Foundation
 import Platform
 import SharedTesting
-import Synchronization
 import Testing
 
 /// Operations with a fast path check the token on the socket thread; a token of a key the
@@ -12,13 +11,8 @@ struct FastPathKeysTests {
     func fastPathFetchesKeys() async throws {
         let oldKey = try Ed25519PrivateKey(), newKey = try Ed25519PrivateKey()
         let verifier = AccessTokenVerifier(keys: ["k1": oldKey.publicKey])
-        let fetches = Mutex(0)
-        let published = newKey.publicKey, original = oldKey.publicKey
-        let flight = SingleFlight(quietPeriod: .milliseconds(1)) {
-            fetches.withLock { $0 += 1 }
-            verifier.setKeys(["k1": original, "k2": published])
-            return true
-        }
+        let publication = KeyPublication(verifier, keys: ["k1": oldKey.publicKey, "k2": newKey.publicKey])
+        let flight = SingleFlight(quietPeriod: .milliseconds(1)) { await publication.fetch() }
         verifier.setKeySource { await flight.run() }
         let now = Int64(Date().timeIntervalSince1970)
         let claims = AccessTokenClaims(userID: "usr_9", roles: [], activeRole: nil, sessionID: "ses_9", issuedAt: now, expiresAt: now + 300)
@@ -26,7 +20,7 @@ struct FastPathKeysTests {
         try await InProcessService.with(TestService.definition(), verifier: verifier) { service in
             let fast = try await service.call("test.me.fast", as: .token(token))
             #expect(fast.data == "usr_9")
-            #expect(fetches.withLock { $0 } == 1)
+            #expect(publication.fetches == 1)
             // A token no key verifies is still refused.
             let forged = try AccessTokenSigner(keyID: "k3", key: try Ed25519PrivateKey()).token(for: claims)
             #expect(try await service.call("test.me.fast", as: .token(forged)).error?.code == .unauthenticated)

@@ -311,7 +311,7 @@ public final class Gateway: Service, Sendable {
                 while let received = try? backend.receiveMultipart(dontWait: true) {
                     // Services answer packed as they were asked (a single frame); one that
                     // answers in the contract's frames (an older build) is understood too.
-                    let frames = received.count == 1 ? PackedFrames.unpack(received[0]) ?? received : received
+                    let frames = PackedFrames.openReply(received)
                     var tag: UInt64 = 0
                     guard frames.count >= 2, frames[0].count == 8, let body = frames.last else { continue }
                     _ = withUnsafeMutableBytes(of: &tag) { frames[0].copyBytes(to: $0) }

@@ -203,7 +203,7 @@ public final class ServiceClient: Sendable {
                 while let received = try? socket.receiveMultipart(dontWait: true) {
                     // A reply is [tag, "", body], packed as the request was; anything else
                     // is not ours to match.
-                    let frames = received.count == 1 ? PackedFrames.unpack(received[0]) ?? received : received
+                    let frames = PackedFrames.openReply(received)
                     guard frames.count == 3, frames[1].isEmpty, let request = pending.removeValue(forKey: frames[0]) else {
                         continue
                     }

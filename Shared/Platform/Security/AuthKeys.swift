@@ -112,7 +112,6 @@ public final class AuthKeyRefresher: Service, Sendable {
 public final class SingleFlight: Sendable {
     private struct State {
         var running: Task<Bool, Never>?
-        var generation = 0
         var finished: (at: ContinuousClock.Instant, result: Bool)?
     }
 
@@ -129,27 +128,22 @@ public final class SingleFlight: Sendable {
     /// The result of the run under way, of one that ended within the quiet period, or of
     /// a new run.
     public func run() async -> Bool {
-        enum Next { case wait(Task<Bool, Never>, Int), done(Bool) }
+        enum Next { case wait(Task<Bool, Never>), done(Bool) }
         let next: Next = state.withLock { state in
-            if let running = state.running { return .wait(running, state.generation) }
+            if let running = state.running { return .wait(running) }
             if let finished = state.finished, ContinuousClock.now - finished.at < quietPeriod { return .done(finished.result) }
-            let job = self.job
-            let task = Task { await job() }
-            state.generation += 1
+            // The run records its own end, whoever waits for it.
+            let task = Task { [self] in
+                let result = await job()
+                self.state.withLock { $0 = State(running: nil, finished: (.now, result)) }
+                return result
+            }
             state.running = task
-            return .wait(task, state.generation)
+            return .wait(task)
         }
         switch next {
-        case .done(let result):
-            return result
-        case .wait(let task, let generation):
-            let result = await task.value
-            state.withLock { state in
-                guard state.generation == generation, state.running != nil else { return }
-                state.running = nil
-                state.finished = (.now, result)
-            }
-            return result
+        case .wait(let task): return await task.value
+        case .done(let result): return result
         }
     }
 }

@@ -1,12 +1,12 @@
 import Foundation
 import GRDB
-import Platform
 import Synchronization
 
 /// Recent answers of the busiest reads (`goals.dashboard` and `goals.calendar`, stats'
-/// period statistics), served from the socket thread. Every commit to the database empties it (a transaction observer on
-/// the writer), so an answer is never older than the last write; entries also expire
-/// after a second, since "today" moves at midnight without any write. A generation number
+/// period statistics), served from the socket thread. Every commit to the database empties
+/// it (a transaction observer on the writer), so an answer is never older than the last
+/// write; entries also expire after a second, since "today" moves at midnight without any
+/// write. A generation number
 /// keeps a read that raced with a commit from storing what it read before it.
 public final class ReadCache: Sendable {
     private struct State {

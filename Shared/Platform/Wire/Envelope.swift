@@ -282,7 +282,7 @@ public struct RoutedMessage: Sendable {
 
     /// The most frames the gateway takes from a client (its identity included): the hops
     /// add the gateway's tag, the client frame and the gateway's identity at the service,
-    /// and the service must still see at most ``maxFrames``.
+    /// and the service must still see at most ``maxFrames`` (here with one to spare).
     public static let maxClientFrames = maxFrames - 4
 
     /// The most bytes of routing frames (all frames before the body) a request may carry.

@@ -83,6 +83,12 @@ public enum PackedFrames {
         return ([received[0]] + inner, true)
     }
 
+    /// What a DEALER received: the frames of a packed reply, or the contract's frames as
+    /// they came (a peer that answers in them).
+    public static func openReply(_ received: [Data]) -> [Data] {
+        received.count == 1 ? unpack(received[0]) ?? received : received
+    }
+
     /// The frames a ROUTER sends to answer: `envelope` (starting with the peer's identity)
     /// and `reply`, packed behind the identity when the request came packed.
     public static func reply(envelope: [Data], _ reply: Data, packed: Bool) -> [Data] {

@@ -106,9 +106,10 @@ final class BookingState: Sendable {
         clear(settings: true, opening: 1)
         db.afterNextTransaction(
             onCommit: { [self] db in
-                // Read back: a savepoint of the group commit may have undone this change.
-                let committed = (try? Int.fetchOne(db, sql: "SELECT settings_version FROM park WHERE id = 1")) ?? nil
-                caches.withLock { $0.committedStored = max($0.committedStored, min(stored, committed ?? stored)) }
+                // Read back (nothing writes between the commit and this hook): a savepoint of
+                // the group commit may have undone this change.
+                let committed = (try? Int.fetchOne(db, sql: "SELECT settings_version FROM park WHERE id = 1")) ?? stored
+                caches.withLock { $0.committedStored = max($0.committedStored, committed) }
                 clear(settings: true, opening: -1)
             },
             onRollback: { [self] _ in clear(settings: true, opening: -1) })
