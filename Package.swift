@@ -46,11 +46,21 @@ var targets: [Target] = [
         name: "SharedTesting", dependencies: ["Platform", "ZeroMQ", "GatewayService", grdb, logging, lifecycle],
         path: "Shared/SharedTesting", exclude: ["Fixtures"]),
 
+    // What every HTTP listener puts first on each connection: bounds on connections and
+    // on slow clients, and a budget for bodies held in memory.
+    .target(
+        name: "HTTPDoor",
+        dependencies: [
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+        ],
+        path: "Shared/HTTPDoor"),
+
     // Gateway, stack runner and operator CLI.
     .target(
         name: "GatewayService",
         dependencies: [
-            "Platform", "ZeroMQ", logging, lifecycle, .product(name: "Hummingbird", package: "hummingbird"),
+            "Platform", "ZeroMQ", "HTTPDoor", logging, lifecycle, .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "Metrics", package: "swift-metrics"),
         ],
         path: "Services/Gateway/GatewayService"),
@@ -64,7 +74,7 @@ var targets: [Target] = [
     .target(
         name: "EdgeService",
         dependencies: [
-            "Platform", "ZeroMQ", logging, lifecycle,
+            "Platform", "ZeroMQ", "HTTPDoor", logging, lifecycle,
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -81,7 +91,7 @@ var targets: [Target] = [
     .target(
         name: "AdminPanel",
         dependencies: [
-            "Platform", logging, lifecycle,
+            "Platform", "HTTPDoor", logging, lifecycle,
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Mustache", package: "swift-mustache"),
             .product(name: "MultipartKit", package: "multipart-kit"), .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -108,7 +118,7 @@ var targets: [Target] = [
     // Tests.
     .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], path: "Tests/ZeroMQTests"),
     .testTarget(
-        name: "PlatformTests", dependencies: ["Platform", "ZeroMQ", "SharedTesting", "GatewayService", "LoadKit", grdb, logging, lifecycle],
+        name: "PlatformTests", dependencies: ["Platform", "ZeroMQ", "SharedTesting", "GatewayService", "LoadKit", "HTTPDoor", grdb, logging, lifecycle],
         path: "Tests/PlatformTests"),
     .testTarget(
         name: "AuthTests", dependencies: ["AuthService", "Platform", "SharedTesting", grdb, logging, lifecycle],
@@ -155,7 +165,7 @@ for service in services {
     var dependencies: [Target.Dependency] = ["Platform", "COpenSSL", grdb, logging, lifecycle]
     if httpServices.contains(service.module) {
         dependencies += [
-            .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"),
+            "HTTPDoor", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "NIOCore", package: "swift-nio"),
         ]
     }

@@ -82,6 +82,32 @@ public enum HTTPTestClient {
         }
     }
 
+    /// Opens `count` connections that send nothing (on a thread of their own), and reports
+    /// for each whether the server closed it within `within`; all are closed after.
+    public static func idleConnections(host: String, port: Int, count: Int, within: Duration) async throws -> [Bool] {
+        try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result {
+                    var descriptors: [Int32] = []
+                    defer { for descriptor in descriptors { close(descriptor) } }
+                    for _ in 0..<count { descriptors.append(try connect(host: host, port: port)) }
+                    let deadline = ContinuousClock.now + within
+                    var closed = Array(repeating: false, count: count)
+                    while ContinuousClock.now < deadline {
+                        var probes = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+                        _ = poll(&probes, nfds_t(probes.count), 50)
+                        for (index, probe) in probes.enumerated() where probe.revents != 0 && !closed[index] {
+                            var byte: UInt8 = 0
+                            if recv(probe.fd, &byte, 1, Int32(MSG_DONTWAIT)) <= 0 { closed[index] = true }
+                        }
+                    }
+                    return closed
+                })
+            }
+            thread.start()
+        }
+    }
+
     static func connect(host: String, port: Int) throws -> Int32 {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)

@@ -90,6 +90,22 @@ struct PaymentTests {
         }
     }
 
+    @Test("the callback listener holds at most 32 connections from one address: more are closed at once and the listener stays up")
+    func callbackConnectionsBounded() async throws {
+        let provider = try await Provider.start(silent: true)
+        defer { provider.stop() }
+        try await TestStack.with(services: ["auth", "booking"], extraEnvironment: provider.environment) { stack in
+            // Idle connections once took every descriptor of the process, which then died.
+            let closed = try await HTTPTestClient.idleConnections(host: "127.0.0.1", port: provider.callbackPort, count: 40, within: .milliseconds(1_500))
+            #expect(closed.filter { $0 }.count == 8, "\(closed.filter { $0 }.count) closed")
+            // Places come back: a callback is answered (unsigned: 401), and booking is the same process.
+            let pid = stack.process("booking")?.pid
+            let answer = try await HTTPTestClient.send("POST", provider.callbackURL, body: Data(#"{"paymentId":"x","status":"succeeded"}"#.utf8))
+            #expect(answer.status == 401)
+            #expect(stack.process("booking")?.pid == pid && stack.process("booking")?.isRunning == true)
+        }
+    }
+
     @Test("a top-up the provider never settles expires on its durable timer, also when booking was killed and restarted meanwhile")
     func pendingPaymentExpiresAcrossRestart() async throws {
         let provider = try await Provider.start(silent: true, settings: ["BACKEND_BOOKING_PAYMENT_EXPIRY_SECONDS": "3"])

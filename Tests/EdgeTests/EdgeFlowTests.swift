@@ -87,6 +87,8 @@ struct EdgeFlowTests {
             #expect(retried.data?["payment"] == first.data?["payment"] && retried.data?["payment"] != nil)
             let reused = try await Self.post(edge, "booking.pass.topup", body: #"{"package": "ten"}"#, headers: ["Authorization": "Bearer \(rider)", "Idempotency-Key": "top-1"])
             expectError(reused, 409, "conflict")
+            // The service's reason, which the error object has no place for, is a header.
+            #expect(reused.headers["x-error-reason"] == "idempotency_key_reused")
             #expect(try await edge.ok("booking.pass.get", token: rider)["sessions"] == 5)
 
             // rate_limited: past the burst, 429 with Retry-After. Sent 40 at once: one after
@@ -194,6 +196,40 @@ struct EdgeFlowTests {
             await #expect(throws: ClientError.self) { try await stranger.send(claim, timeout: .milliseconds(800)) }
             await plain.close()
             await stranger.close()
+        }
+    }
+
+    @Test("connections over the bound from one address are closed at once; bodies over the memory budget are refused 503, then served")
+    func connectionAndBodyBounds() async throws {
+        try await Self.with(services: ["auth"], edge: [
+            "BACKEND_EDGE_MAX_CONNECTIONS_PER_ADDRESS": "6", "BACKEND_EDGE_BODY_BUDGET_MB": "1", "BACKEND_EDGE_BODY_TIMEOUT_MS": "20000",
+        ]) { stack, edge in
+            let bind = try HostAndPort(stack.configuration.edgeBind, name: "edge")
+            // Ten idle connections from one address: six are kept, four closed at once
+            // (which four depends on the event loops that accept them).
+            let closed = try await HTTPTestClient.idleConnections(host: bind.host, port: bind.port, count: 10, within: .milliseconds(1_500))
+            #expect(closed.filter { $0 }.count == 4, "\(closed)")
+            // Their places are given back when they close.
+            #expect(try await Self.post(edge, "auth.health", body: "").status == 200)
+
+            // 900 KB of a body held by a client that stops sending, beside a 400 KB body:
+            // together over the 1 MiB budget, the second is refused at once, not held.
+            let filler = #"{"x": ""# + String(repeating: "a", count: 400_000) + #""}"#
+            let stalled = Task {
+                try await HTTPTestClient.exchange(
+                    host: bind.host, port: bind.port,
+                    sending: [Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 950000\r\n\r\n".utf8) + Data(repeating: 0x20, count: 900_000)],
+                    timeout: .seconds(3))
+            }
+            try await Task.sleep(for: .milliseconds(700))
+            let refused = try await Self.post(edge, "auth.health", body: filler)
+            #expect(refused.status == 503 && refused.code == "unavailable", "\(refused.status) \(String(decoding: refused.body.prefix(200), as: UTF8.self))")
+            _ = try await stalled.value
+            // The stalled body's bytes came back with its connection: the same body is read now.
+            let served = try await Poll.until(timeout: .seconds(5), interval: .milliseconds(100)) {
+                (try? await Self.post(edge, "auth.health", body: filler))?.status != 503
+            }
+            #expect(served)
         }
     }
 

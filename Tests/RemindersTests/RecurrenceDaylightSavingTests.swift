@@ -37,6 +37,14 @@ struct RecurrenceDaylightSavingTests {
         #expect(berlin.local(occurrences[1].instant) == F.local("2027-03-28T03:30"))
     }
 
+    @Test func aDayTheZoneSkippedIsOneInstanceNotTwo() throws {
+        // Samoa went from UTC-10 to UTC+14 after 29 December 2011: the 30th never was. Its
+        // 09:00 moves forward by the gap (24 h) onto the 31st's 09:00, the same instant,
+        // which RFC 5545 counts once: COUNT=3 is three distinct instants.
+        let series = try F.series("2011-12-29T09:00", "FREQ=DAILY;COUNT=3", zone: try F.zone("Pacific/Apia"))
+        #expect(F.instants(series.occurrences(limit: 10)) == ["2011-12-29T19:00:00Z", "2011-12-30T19:00:00Z", "2011-12-31T19:00:00Z"])
+    }
+
     @Test func aTimeThatHappensTwiceTakesTheFirst() throws {
         let newYork = try F.zone("America/New_York")
         let series = try F.series("2027-11-06T01:30", "FREQ=DAILY;COUNT=3", zone: newYork)

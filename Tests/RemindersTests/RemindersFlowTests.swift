@@ -79,6 +79,16 @@ struct RemindersFlowTests {
             }
             let updated = try await Self.ok(service, "reminders.update", ["id": "A1B2C3D4-reminder-1", "title": "Позвонить маме и папе", "description": .null])
             #expect(updated["title"] == "Позвонить маме и папе" && updated["description"] == .null && updated["version"] == 2 && updated["special"] == true)
+            // The first create sent again after another device's edit (its reply lost
+            // offline; sent with its device's zone and clock of now): still the same
+            // reminder, as it is now, never id_taken.
+            var resent = data.objectValue ?? [:]
+            resent["deviceZone"] = "Asia/Tokyo"
+            resent["editedAt"] = "2026-11-01T08:00:00Z"
+            let replayed = try await Self.ok(service, "reminders.create", .object(resent))
+            #expect(replayed["title"] == "Позвонить маме и папе" && replayed["version"] == 2)
+            // Other content under the id is still a conflict after the edit.
+            #expect(try await Self.failure(service, "reminders.create", .object(other)).0 == .conflict)
 
             // Bad input: each a validation_failed naming the field, nothing written.
             let bad: [(JSONValue, String)] = [

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import HTTPDoor
 import Hummingbird
 import Logging
 import Mustache
@@ -102,8 +103,10 @@ public final class AdminPanel: Sendable {
         }
         var httpLogger = logger
         httpLogger.logLevel = max(logger.logLevel, .notice)
+        // Staff use a handful of browsers: a few hundred connections, 64 from one address.
+        let limits = ConnectionLimits(total: 512, perAddress: 64)
         return Application(
-            router: router,
+            router: router, server: .http1(configuration: .init(additionalChannelHandlers: HTTPDoor.handlers(limits: limits))),
             configuration: .init(address: .hostname(settings.bind.host, port: settings.bind.port), serverName: nil),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: httpLogger)

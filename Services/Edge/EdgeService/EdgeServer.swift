@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDoor
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
@@ -45,6 +46,8 @@ public final class EdgeServer: Sendable {
     let settings: EdgeSettings
     let gateway: ServiceClient
     let limiter: RateLimiter
+    let connections: ConnectionLimits
+    let bodies: BodyBudget
     let documents: OpenAPIDocuments
     let logger: Logger
     private let requestCounter = Atomic<UInt64>(0)
@@ -54,6 +57,11 @@ public final class EdgeServer: Sendable {
         self.settings = settings
         self.gateway = gateway
         self.limiter = RateLimiter(perSecond: settings.ratePerSecond, burst: settings.rateBurst)
+        let resolver = settings.resolver
+        connections = ConnectionLimits(
+            total: settings.maxConnections, perAddress: settings.maxConnectionsPerAddress,
+            exempt: { address in IPAddress(address).map(resolver.isTrusted) ?? false })
+        bodies = BodyBudget(capacity: settings.bodyBudgetBytes)
         self.documents = documents
         self.logger = logger
     }
@@ -70,13 +78,12 @@ public final class EdgeServer: Sendable {
         router.get("/v1/openapi.json") { _, _ in self.answer(EdgeAnswer(status: .ok, body: self.documents.current())) }
         router.get("/v1/media/:service/:id") { request, context in await self.download(request, context: context) }
         router.post("/v1/media/:service") { request, context in await self.upload(request, context: context) }
-        let guardFactory: @Sendable () -> [any RemovableChannelHandler] = { [settings] in
-            [
-                SlowClientGuard(
-                    headerTimeout: .milliseconds(Int64(settings.headerTimeout.wholeMilliseconds)),
-                    bodyTimeout: .milliseconds(Int64(settings.bodyTimeout.wholeMilliseconds)),
-                    idleTimeout: .milliseconds(Int64(settings.idleTimeout.wholeMilliseconds)))
-            ]
+        let guardFactory: @Sendable () -> [any RemovableChannelHandler] = { [settings, connections] in
+            HTTPDoor.handlers(
+                limits: connections,
+                headerTimeout: .milliseconds(Int64(settings.headerTimeout.wholeMilliseconds)),
+                bodyTimeout: .milliseconds(Int64(settings.bodyTimeout.wholeMilliseconds)),
+                idleTimeout: .milliseconds(Int64(settings.idleTimeout.wholeMilliseconds)))
         }
         let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: guardFactory()))
         let server: HTTPServerBuilder
@@ -105,7 +112,9 @@ public final class EdgeServer: Sendable {
             guard RequestEnvelope.isOperationName(op) else { throw ServiceError.unknownOp(op) }
             let token = try bearerToken(request)
             let idem = try idempotencyKey(request)
-            let body = try await collect(request, limit: settings.maxBodyBytes)
+            var held = 0
+            defer { bodies.give(held) }
+            let body = try await collect(request, limit: settings.maxBodyBytes, held: &held)
             let client = context.clientAddress
             let frame = try await onPoolIfLarge(body.count) { () throws(ServiceError) in
                 EdgeEnvelope.encode(id: id, op: op, token: token, idem: idem, client: client, data: try EdgeEnvelope.data(fromBody: body))
@@ -195,7 +204,10 @@ public final class EdgeServer: Sendable {
     }
 
     /// Reads the whole body, refusing more than `limit` bytes with `payload_too_large`.
-    func collect(_ request: Request, limit: Int) async throws(ServiceError) -> Data {
+    /// Reads a request's body of at most `limit` bytes, taking them from the edge's
+    /// ``HTTPDoor/BodyBudget`` as they arrive (`held`: what the caller gives back once the
+    /// request is answered).
+    func collect(_ request: Request, limit: Int, held: inout Int) async throws(ServiceError) -> Data {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw ServiceError.payloadTooLarge(limit: limit)
         }
@@ -205,6 +217,10 @@ public final class EdgeServer: Sendable {
         do {
             for try await buffer in request.body {
                 guard body.count + buffer.readableBytes <= limit else { throw ServiceError.payloadTooLarge(limit: limit) }
+                guard bodies.take(buffer.readableBytes) else {
+                    throw ServiceError.unavailable("the edge holds as many request bodies as it may at once: try again in a moment")
+                }
+                held += buffer.readableBytes
                 body.append(contentsOf: buffer.readableBytesView)
             }
         } catch let error as ServiceError {
@@ -255,7 +271,9 @@ public final class EdgeServer: Sendable {
             guard OpenAPIDocument.imageTypes.contains(declared) else {
                 throw ServiceError.invalid("Content-Type", "send the image as image/png, image/jpeg or image/webp")
             }
-            let content = try await collect(request, limit: settings.maxMediaBytes)
+            var held = 0
+            defer { bodies.give(held) }
+            let content = try await collect(request, limit: settings.maxMediaBytes, held: &held)
             let client = context.clientAddress
             let frame = try await onPoolIfLarge(content.count) { () throws(ServiceError) in
                 if let header = try? ImageHeader.read(content, limits: MediaLimits()), header.contentType != declared {
@@ -362,7 +380,7 @@ struct Door: RouterMiddleware {
         var response = response
         response.headers[.accessControlAllowOrigin] = origin
         response.headers[.vary] = "Origin"
-        response.headers[.accessControlExposeHeaders] = "ETag, Retry-After, X-Request-Id, X-Error-Ref"
+        response.headers[.accessControlExposeHeaders] = "ETag, Retry-After, X-Request-Id, X-Error-Ref, X-Error-Reason"
         return response
     }
 }

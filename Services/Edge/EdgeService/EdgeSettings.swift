@@ -28,6 +28,15 @@ public struct EdgeSettings: Sendable {
     public var headerTimeout: Duration = .seconds(10)
     public var bodyTimeout: Duration = .seconds(30)
     public var idleTimeout: Duration = .seconds(75)
+    /// Connections held at once, in all and from one peer address (trusted proxies: no
+    /// per-address bound) (`BACKEND_EDGE_MAX_CONNECTIONS`,
+    /// `BACKEND_EDGE_MAX_CONNECTIONS_PER_ADDRESS`); the total is at most half the process's
+    /// descriptors (``HTTPDoor/ConnectionLimits``).
+    public var maxConnections = 10_000
+    public var maxConnectionsPerAddress = 256
+    /// Bytes of request bodies held in memory at once, across connections
+    /// (`BACKEND_EDGE_BODY_BUDGET_MB`); a body finding it spent is answered 503.
+    public var bodyBudgetBytes = 64 << 20
     /// Origins allowed to call from a browser (`BACKEND_EDGE_CORS_ORIGINS`, comma-separated);
     /// empty (the default): no CORS headers at all.
     public var corsOrigins: Set<String> = []
@@ -53,6 +62,11 @@ public struct EdgeSettings: Sendable {
         if let text = environment["BACKEND_EDGE_HEADER_TIMEOUT_MS"] { headerTimeout = .milliseconds(try Self.milliseconds(text, "BACKEND_EDGE_HEADER_TIMEOUT_MS")) }
         if let text = environment["BACKEND_EDGE_BODY_TIMEOUT_MS"] { bodyTimeout = .milliseconds(try Self.milliseconds(text, "BACKEND_EDGE_BODY_TIMEOUT_MS")) }
         if let text = environment["BACKEND_EDGE_IDLE_TIMEOUT_MS"] { idleTimeout = .milliseconds(try Self.milliseconds(text, "BACKEND_EDGE_IDLE_TIMEOUT_MS")) }
+        if let text = environment["BACKEND_EDGE_MAX_CONNECTIONS"] { maxConnections = try Self.count(text, "BACKEND_EDGE_MAX_CONNECTIONS") }
+        if let text = environment["BACKEND_EDGE_MAX_CONNECTIONS_PER_ADDRESS"] {
+            maxConnectionsPerAddress = try Self.count(text, "BACKEND_EDGE_MAX_CONNECTIONS_PER_ADDRESS")
+        }
+        if let text = environment["BACKEND_EDGE_BODY_BUDGET_MB"] { bodyBudgetBytes = try Self.count(text, "BACKEND_EDGE_BODY_BUDGET_MB") << 20 }
         corsOrigins = Set((environment["BACKEND_EDGE_CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         gatewayTimeout = .milliseconds(configuration.gatewayDeadlineMs + 1_000)
     }
@@ -69,6 +83,9 @@ public struct EdgeSettings: Sendable {
         ("BACKEND_EDGE_BODY_TIMEOUT_MS", "time to send a request body"),
         ("BACKEND_EDGE_IDLE_TIMEOUT_MS", "how long a keep-alive connection may idle between requests"),
         ("BACKEND_EDGE_CORS_ORIGINS", "browser origins allowed (comma-separated; empty: CORS off)"),
+        ("BACKEND_EDGE_MAX_CONNECTIONS", "connections held at once (at most half the process's descriptors)"),
+        ("BACKEND_EDGE_MAX_CONNECTIONS_PER_ADDRESS", "connections held at once from one peer address (trusted proxies: no bound)"),
+        ("BACKEND_EDGE_BODY_BUDGET_MB", "MiB of request bodies held in memory at once (then 503)"),
     ]
 
     /// Whether the scheme is HTTPS.
@@ -86,6 +103,11 @@ public struct EdgeSettings: Sendable {
 
     private static func number(_ text: String, _ name: String) throws -> Double {
         guard let value = Double(text), value >= 0, value.isFinite else { throw ConfigurationError("\(name) must be a number ≥ 0") }
+        return value
+    }
+
+    private static func count(_ text: String, _ name: String) throws -> Int {
+        guard let value = Int(text), value > 0, value < 1 << 30 else { throw ConfigurationError("\(name) must be a positive whole number") }
         return value
     }
 

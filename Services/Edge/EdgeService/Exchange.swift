@@ -21,6 +21,13 @@ struct EdgeAnswer: Sendable {
         if case .string(let reference)? = error.details["ref"] {
             headers[.errorReference] = reference
         }
+        // The refusal's reason (`full`, `no_credit`, `idempotency_key_reused`, ...), which the
+        // contract carries in `details`: a header, so the error object keeps its shape.
+        if case .string(let reason)? = error.details["reason"], reason.utf8.count <= 64,
+            reason.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        {
+            headers[.errorReason] = reason
+        }
         let body: JSONValue = [
             "code": .string(error.code.rawValue), "message": .string(error.message),
             "fields": .object(error.fields.mapValues { .string($0) }),
@@ -71,6 +78,7 @@ extension HTTPField.Name {
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
     static let requestID = HTTPField.Name("X-Request-Id")!
     static let errorReference = HTTPField.Name("X-Error-Ref")!
+    static let errorReason = HTTPField.Name("X-Error-Reason")!
     static let forwardedFor = HTTPField.Name("X-Forwarded-For")!
 }
 

@@ -97,9 +97,13 @@ enum OpenAPIDocument {
             "description": .string(codes.map(\.rawValue).joined(separator: " or ")),
             "content": ["application/json": ["schema": ["$ref": "#/components/schemas/Error"]]],
         ]
+        var headers: [String: JSONValue] = [
+            "X-Error-Reason": ["description": "why, in one word, when the service says (e.g. full, no_credit, idempotency_key_reused)", "schema": ["type": "string"]]
+        ]
         if codes.contains(.rateLimited) {
-            response["headers"] = ["Retry-After": ["description": "seconds to wait", "schema": ["type": "integer", "minimum": 1]]]
+            headers["Retry-After"] = ["description": "seconds to wait", "schema": ["type": "integer", "minimum": 1]]
         }
+        response["headers"] = .object(headers)
         return .object(response)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDoor
 import Hummingbird
 import Logging
 import Platform
@@ -37,8 +38,11 @@ public struct MetricsEndpoint: Service {
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         }
+        // Scrapers: a few connections; more are refused before they cost anything.
+        let limits = ConnectionLimits(total: 64, perAddress: 16)
         let application = Application(
-            router: router, configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: nil), logger: logger)
+            router: router, server: .http1(configuration: .init(additionalChannelHandlers: HTTPDoor.handlers(limits: limits))),
+            configuration: .init(address: .hostname(bind.host, port: bind.port), serverName: nil), logger: logger)
         logger.info("metrics served", metadata: ["address": "http://\(bind.host):\(bind.port)/metrics"])
         defer { for client in clients.values { Task { await client.close() } } }
         try await application.runService()

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HTTPTypes
+import HTTPDoor
 import Hummingbird
 import NIOCore
 import Logging
@@ -93,8 +94,15 @@ public enum PaymentCallbacks {
         }
         var callbackLogger = logger
         callbackLogger.logLevel = max(logger.logLevel, .notice)
+        // The provider calls now and then: a few connections, each cut off when slow or idle
+        // (an attacker's idle connections once took every descriptor of the process).
+        let limits = ConnectionLimits(total: 256, perAddress: 32)
         return Application(
-            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "booking-callbacks"),
+            router: router,
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: HTTPDoor.handlers(limits: limits, headerTimeout: .seconds(10), bodyTimeout: .seconds(10), idleTimeout: .seconds(30)))),
+            configuration: .init(address: .hostname(host, port: port), serverName: nil),
             logger: callbackLogger)
     }
 }

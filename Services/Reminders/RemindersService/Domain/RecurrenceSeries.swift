@@ -163,6 +163,10 @@ struct RecurrenceSeries: Sendable {
         private var dates: RecurrenceDateWalk?
         /// How many more `COUNT` allows; `nil` without `COUNT`.
         private var remaining: Int?
+        /// The instant of the occurrence given last: a local time in a gap moves forward
+        /// onto the next occurrence's instant when the gap is a whole period (Samoa skipped
+        /// 30 December 2011), and RFC 5545 counts a duplicate instance once.
+        private var lastInstant: Date?
 
         /// From the start.
         init(_ series: RecurrenceSeries) {
@@ -181,22 +185,26 @@ struct RecurrenceSeries: Sendable {
         }
 
         mutating func next() -> Occurrence? {
-            guard remaining ?? 1 > 0 else { return nil }
-            let local: LocalDateTime
-            if startIsNext {
-                startIsNext = false
-                local = series.start
-            } else {
-                guard let date = dates?.next() else { return nil }
-                local = LocalDateTime(date: date, time: series.start.time)
+            while true {
+                guard remaining ?? 1 > 0 else { return nil }
+                let local: LocalDateTime
+                if startIsNext {
+                    startIsNext = false
+                    local = series.start
+                } else {
+                    guard let date = dates?.next() else { return nil }
+                    local = LocalDateTime(date: date, time: series.start.time)
+                }
+                let occurrence = series.occurrence(at: local)
+                guard series.isWithinUntil(occurrence) else {
+                    remaining = 0
+                    return nil
+                }
+                if let lastInstant, occurrence.instant <= lastInstant { continue }
+                lastInstant = occurrence.instant
+                remaining = remaining.map { $0 - 1 }
+                return occurrence
             }
-            let occurrence = series.occurrence(at: local)
-            guard series.isWithinUntil(occurrence) else {
-                remaining = 0
-                return nil
-            }
-            remaining = remaining.map { $0 - 1 }
-            return occurrence
         }
     }
 

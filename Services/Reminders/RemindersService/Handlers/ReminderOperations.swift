@@ -31,8 +31,12 @@ struct ReminderOperations: Sendable {
             let present = ReminderInput.present(context.data)
             let content = try input.apply(to: try ReminderStore.blank(db, user: user), present: present) { _ in true }
             let id = try input.id.map { try ClientGeneratedID.check($0) } ?? RecordID.make(prefix: "rem", at: now)
+            let createHash = Self.createHash(context.data)
             if let existing = try ReminderRow.find(db, id: id, user: user) {
-                guard existing.content == content else {
+                // The same create again (its reply lost, sent again after other devices
+                // changed, archived or restored the reminder): the reminder as it is now.
+                let original = try String.fetchOne(db, sql: "SELECT create_hash FROM reminder WHERE rowid = ?", arguments: [existing.rowID])
+                guard original.map({ $0 == createHash }) ?? (existing.content == content) else {
                     throw ServiceError.conflict("this id names another reminder", reason: "id_taken")
                 }
                 return try ReminderView(db, existing, clock: try UserClock.load(db, user: user))
@@ -43,8 +47,19 @@ struct ReminderOperations: Sendable {
             let clock = try UserClock.load(db, user: user)
             let row = try ReminderStore.insert(
                 db, id: id, user: user, content: content, source: "user", clock: clock, now: now, editedAt: input.editedAt(now: now))
+            try db.cachedStatement(sql: "UPDATE reminder SET create_hash = ? WHERE rowid = ?").execute(arguments: [createHash, row.rowID])
             return try ReminderView(db, row, clock: clock)
         }
+    }
+
+    /// What a create asked for, as a digest of its `data` in canonical form (keys sorted)
+    /// without what differs between sendings of the same create (the device's zone and
+    /// clock at the time it was sent).
+    static func createHash(_ data: JSONValue) -> String {
+        guard case .object(var members) = data else { return Digest.sha256Hex(data.serialized) }
+        members["editedAt"] = nil
+        members["deviceZone"] = nil
+        return Digest.sha256Hex(JSONValue.object(members).serialized)
     }
 
     var get: ServiceOperation {

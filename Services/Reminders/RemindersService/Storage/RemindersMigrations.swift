@@ -189,5 +189,12 @@ enum RemindersMigrations {
                 """)
         }
         NotificationsMigrations.register(in: &migrator)
+        // What the create that made a reminder asked for, so that the same create sent again
+        // later (its reply lost offline) is told apart from another reminder under the id,
+        // however the reminder changed meanwhile. Older rows have none: their current
+        // content is compared, as before.
+        migrator.registerMigration("reminders-3-create-hash") { db in
+            try db.execute(sql: "ALTER TABLE reminder ADD COLUMN create_hash TEXT")
+        }
     }
 }

@@ -17,11 +17,11 @@ import NIOHTTPTypes
 /// fires and is set again for a later deadline. Moving a clock is a store, not a cancelled
 /// and rescheduled timer: at thousands of requests a second on keep-alive connections the
 /// timers were a sixth of the edge's CPU (a profile at 64 connections).
-final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+public final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
+    public typealias InboundIn = HTTPRequestPart
+    public typealias InboundOut = HTTPRequestPart
+    public typealias OutboundIn = HTTPResponsePart
+    public typealias OutboundOut = HTTPResponsePart
 
     private enum Phase { case awaitingHead, readingBody, answering, idle }
 
@@ -37,13 +37,14 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
     /// The timer, and when it fires: never later than `deadline`.
     private var timer: (task: Scheduled<Void>, at: NIODeadline)?
 
-    init(headerTimeout: TimeAmount, bodyTimeout: TimeAmount, idleTimeout: TimeAmount) {
+    /// A guard for one connection.
+    public init(headerTimeout: TimeAmount, bodyTimeout: TimeAmount, idleTimeout: TimeAmount) {
         self.headerTimeout = headerTimeout
         self.bodyTimeout = bodyTimeout
         self.idleTimeout = idleTimeout
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
+    public func handlerAdded(context: ChannelHandlerContext) {
         let watch = ByteArrivalWatch { [weak self] in self?.bytesArrived(context) }
         try? context.pipeline.syncOperations.addHandler(watch, position: .first)
         if context.channel.isActive { arm(context, headerTimeout) }
@@ -57,21 +58,21 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    public func channelActive(context: ChannelHandlerContext) {
         arm(context, headerTimeout)
         context.fireChannelActive()
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    public func channelInactive(context: ChannelHandlerContext) {
         stop()
         context.fireChannelInactive()
     }
 
-    func handlerRemoved(context: ChannelHandlerContext) {
+    public func handlerRemoved(context: ChannelHandlerContext) {
         stop()
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head:
             phase = .readingBody
@@ -92,7 +93,7 @@ final class SlowClientGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         // An answer is complete: the connection may idle until the next request. An answer
         // sent before the body was read (413, 401, 429) leaves the body's clock running,
         // and the body's end then starts the idle clock.
