@@ -76,6 +76,16 @@ struct EdgeFlowTests {
                 sending: [Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nIdempotency-Key: a\r\nIdempotency-Key: b\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)],
                 timeout: .seconds(5)))
             expectError(twoKeys, 400, "bad_request")
+            // What the HTTP parser refuses (two lengths; a length beside chunked) is the error
+            // object with the security headers too, and the connection is closed.
+            for head in [
+                "POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+                "POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+            ] {
+                let malformed = try HTTPTestClient.parse(try await HTTPTestClient.exchange(host: bind.host, port: bind.port, sending: [Data(head.utf8)], timeout: .seconds(5)))
+                expectError(malformed, 400, "bad_request")
+                #expect(malformed.headers["x-content-type-options"] == "nosniff" && malformed.headers["connection"] == "close")
+            }
             // stats is not running: the gateway says so.
             expectError(try await Self.post(edge, "stats.health", body: ""), 503, "unavailable")
 

@@ -84,6 +84,7 @@ public final class EdgeServer: Sendable {
                 headerTimeout: .milliseconds(Int64(settings.headerTimeout.wholeMilliseconds)),
                 bodyTimeout: .milliseconds(Int64(settings.bodyTimeout.wholeMilliseconds)),
                 idleTimeout: .milliseconds(Int64(settings.idleTimeout.wholeMilliseconds)))
+                + [MalformedRequestAnswer(tls: settings.usesTLS)]
         }
         let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: guardFactory()))
         let server: HTTPServerBuilder
@@ -312,13 +313,17 @@ public final class EdgeServer: Sendable {
     /// Adds the security headers every answer carries.
     func decorate(_ response: Response, cacheable: Bool) -> Response {
         var response = response
-        response.headers[.xContentTypeOptions] = "nosniff"
-        response.headers[.xFrameOptions] = "DENY"
-        response.headers[.contentSecurityPolicy] = "default-src 'none'; frame-ancestors 'none'"
-        response.headers[.referrerPolicy] = "no-referrer"
-        if !cacheable { response.headers[.cacheControl] = "no-store" }
-        if settings.usesTLS { response.headers[.strictTransportSecurity] = "max-age=63072000" }
+        Self.addSecurityHeaders(to: &response.headers, cacheable: cacheable, tls: settings.usesTLS)
         return response
+    }
+
+    static func addSecurityHeaders(to headers: inout HTTPFields, cacheable: Bool, tls: Bool) {
+        headers[.xContentTypeOptions] = "nosniff"
+        headers[.xFrameOptions] = "DENY"
+        headers[.contentSecurityPolicy] = "default-src 'none'; frame-ancestors 'none'"
+        headers[.referrerPolicy] = "no-referrer"
+        if !cacheable { headers[.cacheControl] = "no-store" }
+        if tls { headers[.strictTransportSecurity] = "max-age=63072000" }
     }
 }
 
