@@ -150,7 +150,10 @@ var targets: [Target] = [
         path: "Tests/EdgeTests", exclude: ["Fixtures"]),
     .testTarget(
         name: "AdminTests",
-        dependencies: ["AdminPanel", "Platform", "SharedTesting", .product(name: "HTTPTypes", package: "swift-http-types")],
+        dependencies: [
+            "AdminPanel", "Platform", "SharedTesting", .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ],
         path: "Tests/AdminTests", exclude: ["Fixtures"]),
     .testTarget(
         name: "IntegrationTests",

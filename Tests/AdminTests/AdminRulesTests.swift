@@ -1,4 +1,6 @@
 import Foundation
+import HTTPTypes
+import Hummingbird
 import NIOCore
 import Platform
 import Testing
@@ -204,6 +206,16 @@ struct AdminRulesTests {
         #expect(SVGChart.niceCeiling(230) == 250)
     }
 
+    @Test("a form body over the limit is too large (413), not unreadable (it was answered 400 \"reload the page\")")
+    func formBodyTooLarge() async throws {
+        let request = Request(
+            head: HTTPRequest(method: .post, scheme: "http", authority: "panel", path: "/act/x"),
+            body: RequestBody(buffer: ByteBuffer(repeating: 0x61, count: 2_000)))
+        await #expect(throws: FormBody.TooLarge.self) { try await FormBody.read(request, limit: 1_000) }
+        let fits = try await FormBody.read(request, limit: 4_000)
+        #expect(fits.values.count == 1)
+    }
+
     @Test("form bodies: URL-encoded and multipart with a file")
     func bodies() throws {
         #expect(FormBody.urlEncoded("a=1&b=x+y%26z&a=2&c") == ["a": "1", "b": "x y&z", "c": ""])
@@ -240,6 +252,26 @@ struct AdminRulesTests {
             bad.adminBind = "nowhere"
             _ = try AdminSettings(configuration: bad)
         }
+    }
+
+    @Test("a session is confirmed with auth at most every 15 s; one auth refuses ends (an admin deleted or demoted meanwhile)")
+    func sessionsConfirmed() async throws {
+        let store = SessionStore()
+        let start = Date()
+        let tokens = SessionStore.Tokens(access: "a", accessExpiresAt: start.addingTimeInterval(300), refresh: "r")
+        var session = store.create(userID: "u1", name: "Anna", roles: ["admin"], locale: "en", tokens: tokens, now: start)
+        let asked = Counter()
+        // Within 15 s of sign-in: not asked.
+        #expect(await store.confirmed(session, now: start.addingTimeInterval(10)) { _ in asked.increment(); return false } != nil)
+        #expect(asked.value == 0)
+        // Later: asked once, accepted, then not again for 15 s.
+        session = try #require(await store.confirmed(session, now: start.addingTimeInterval(20)) { _ in asked.increment(); return true })
+        #expect(asked.value == 1)
+        #expect(await store.confirmed(session, now: start.addingTimeInterval(30)) { _ in asked.increment(); return false } != nil)
+        #expect(asked.value == 1)
+        // Refused: the session is gone.
+        #expect(await store.confirmed(session, now: start.addingTimeInterval(40)) { _ in asked.increment(); return false } == nil)
+        #expect(store.session(id: session.id, now: start.addingTimeInterval(41)) == nil)
     }
 
     @Test("sessions end after the idle time; concurrent requests share one refresh")

@@ -18,7 +18,7 @@ extension AdminPanel {
         let body: FormBody
         do {
             body = try await FormBody.read(request, limit: settings.maxBodyBytes)
-        } catch let error as HTTPError where error.status == .contentTooLarge {
+        } catch is FormBody.TooLarge {
             return refuse("The form is too large: an image may be at most 512 KiB.", .contentTooLarge)
         } catch {
             return refuse("The form could not be read; reload the page and try again.", .badRequest)

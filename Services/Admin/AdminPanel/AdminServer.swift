@@ -117,9 +117,14 @@ public final class AdminPanel: Sendable {
     /// The request's live session with a token good for the next calls, or `nil`.
     func currentSession(_ request: Request) async -> AdminSession? {
         guard let id = request.cookies[Self.cookieName]?.value, id.count == 64, let session = sessions.session(id: id) else { return nil }
-        return await sessions.fresh(session) { refreshToken in
+        let fresh = await sessions.fresh(session) { refreshToken in
             guard case .success(let answer) = await self.gateway.call("auth.refresh", ["refreshToken": .string(refreshToken)]) else { return nil }
             return SessionStore.Tokens(answer)
+        }
+        guard let fresh else { return nil }
+        return await sessions.confirmed(fresh) { token in
+            if case .failure(let error) = await self.gateway.call("auth.profile.get", token: token), error.code == .unauthenticated { return false }
+            return true
         }
     }
 

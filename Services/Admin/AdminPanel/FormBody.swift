@@ -9,10 +9,17 @@ struct FormBody: Sendable {
     var files: [String: Data] = [:]
 
     struct Unreadable: Error {}
+    /// The body is longer than the limit.
+    struct TooLarge: Error {}
 
     static func read(_ request: Request, limit: Int) async throws -> FormBody {
         var request = request
-        let buffer = try await request.collectBody(upTo: limit)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: limit)
+        } catch is NIOTooManyBytesError {
+            throw TooLarge()
+        }
         let type = request.headers[.contentType] ?? ""
         if type.lowercased().hasPrefix("multipart/form-data") {
             guard let boundary = Self.boundary(of: type) else { throw Unreadable() }

@@ -38,6 +38,8 @@ public struct AdminSession: Sendable {
     public var lastSeen: Date
     /// A message for the next page (after a redirect), shown once.
     public var flash: String?
+    /// When auth last accepted the session's token (``SessionStore/confirmed(_:now:every:check:)``).
+    public var confirmedAt = Date()
 
     public var role: PanelRole { PanelRole.of(roles) ?? .staff }
 }
@@ -65,7 +67,7 @@ public final class SessionStore: Sendable {
         let session = AdminSession(
             id: Self.randomToken(), csrf: Self.randomToken(), userID: userID, name: name, roles: roles, locale: locale,
             accessToken: tokens.access, accessExpiresAt: tokens.accessExpiresAt, refreshToken: tokens.refresh, createdAt: now,
-            lastSeen: now)
+            lastSeen: now, confirmedAt: now)
         sessions.withLock { sessions in
             sessions = sessions.filter { isLive($0.value, now: now) }
             sessions[session.id] = session
@@ -138,6 +140,25 @@ public final class SessionStore: Sendable {
     /// A session whose access token is good for at least `margin` more, refreshing it
     /// through `refresh` when not. Refresh tokens are single use (a second use revokes the
     /// session), so concurrent requests of one browser share one refresh.
+    /// The session if auth still accepts it, asked at most once per `every` seconds: an
+    /// account deleted or a role taken away since sign-in ends the account's sessions in
+    /// auth, which a page reading only public data (the park, the goal texts) would not
+    /// otherwise notice until the next token refresh. `check` answers false when auth
+    /// refused the token; an unreachable auth keeps the session.
+    public func confirmed(
+        _ session: AdminSession, now: Date = Date(), every: TimeInterval = 15, check: @Sendable (String) async -> Bool
+    ) async -> AdminSession? {
+        guard now.timeIntervalSince(session.confirmedAt) >= every else { return session }
+        guard await check(session.accessToken) else {
+            remove(session.id)
+            return nil
+        }
+        var confirmed = session
+        confirmed.confirmedAt = now
+        update(session.id) { $0.confirmedAt = now }
+        return confirmed
+    }
+
     public func fresh(
         _ session: AdminSession, now: Date = Date(), margin: TimeInterval = 30,
         refresh: @escaping @Sendable (String) async -> Tokens?
