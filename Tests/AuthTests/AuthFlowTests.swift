@@ -332,6 +332,9 @@ struct AuthFlowTests {
             }
             let actions = entries.compactMap { $0["action"]?.stringValue }
             #expect(actions.contains("sign_in.failed") && actions.contains("roles.changed") && actions.contains("registered"))
+            // Every entry of a request says where it came from, the admin's role changes included.
+            let rolesChanged = entries.filter { $0["action"] == "roles.changed" }
+            #expect(!rolesChanged.isEmpty && rolesChanged.allSatisfy { $0["client"]?.stringValue?.isEmpty == false }, "\(rolesChanged)")
             let text = String(decoding: try #require(audit.data).serialized, as: UTF8.self)
             let workerToken = try Self.token(worker)
             #expect(!text.contains("bad-password") && !text.contains("secret-pass-1") && !text.contains(workerToken))

@@ -373,6 +373,40 @@ struct AuthHashingFloodTests {
         }
     }
 
+    @Test("one address signing in to many accounts of its own with their right passwords holds at most four places in the hashing queue")
+    func oneAddressHoldsAQuarter() async throws {
+        // About 0.1 s a hash: sixteen at once from one address would fill the queue.
+        let environment = ["BACKEND_AUTH_SCRYPT_LOG_N": "16", "BACKEND_AUTH_POW_DIFFICULTY": "0"]
+        try await TestStack.with(services: ["auth"], extraEnvironment: environment) { stack in
+            for index in 0..<8 { _ = try await AuthFixtures.signUp(stack.client, email: "hog\(index)@example.com", password: "hog-pass-123") }
+            _ = try await AuthFixtures.signUp(stack.client, email: "member@example.com", password: "member-pass-1")
+            // The hog connects from 127.0.0.2 (libzmq's `source;destination`), the member from 127.0.0.1.
+            let gateway = stack.configuration.gatewayEndpoint
+            let hog = CheckedClient(endpoint: gateway.replacingOccurrences(of: "tcp://", with: "tcp://127.0.0.2:0;"), name: "hog")
+            defer { Task { await hog.close() } }
+            // Two at once per account (what the per-account bound allows), eight accounts.
+            async let burst = withThrowingTaskGroup(of: Reply.Parsed.self) { group in
+                for index in 0..<16 {
+                    group.addTask {
+                        try await hog.call(
+                            "auth.login", data: ["email": .string("hog\(index % 8)@example.com"), "password": "hog-pass-123"],
+                            timeout: .seconds(30), attempts: 1)
+                    }
+                }
+                return try await group.reduce(into: [Reply.Parsed]()) { $0.append($1) }
+            }
+            try await Task.sleep(for: .milliseconds(20))
+            let member = try await stack.client.call(
+                "auth.login", data: ["email": "member@example.com", "password": "member-pass-1"], timeout: .seconds(30), attempts: 1)
+            let replies = try await burst
+            let codes = Dictionary(grouping: replies, by: { $0.error?.code.rawValue ?? "ok" }).mapValues(\.count)
+            #expect(member.ok, "\(member.error?.message ?? "")")
+            // At most four hashed at once from the hog's address: most of the burst is refused.
+            #expect(codes["rate_limited", default: 0] >= 10, "\(codes)")
+            #expect(Set(codes.keys).isSubset(of: ["ok", "rate_limited"]), "\(codes)")
+        }
+    }
+
     @Test("a flood of registrations with new emails is refused rate_limited past half the hashing queue, and sign-ins keep their room")
     func registrationFloodLeavesRoomForSignIn() async throws {
         let environment = ["BACKEND_AUTH_SCRYPT_LOG_N": "15", "BACKEND_AUTH_POW_DIFFICULTY": "0", "BACKEND_AUTH_HASH_QUEUE": "8"]

@@ -182,6 +182,11 @@ struct AuthMessagingTests {
             let tokens = try await AuthFlowTests.register(stack, "forgetful@example.com")
             #expect(try await stack.client.call("auth.password.forgot", data: ["email": "nobody@example.com"]).ok)
             #expect(try await stack.client.call("auth.password.forgot", data: ["email": "Forgetful@example.com"]).ok)
+            // Not an address (a list, a display name): refused like a registration's, nothing queued for it.
+            for notAnAddress in ["a@example.com, b@example.com", "\"x\" <c@example.com>", "not-an-email"] {
+                let refused = try await stack.client.call("auth.password.forgot", data: ["email": .string(notAnAddress)])
+                #expect(refused.error?.code == .validationFailed && refused.error?.fields["email"] != nil, "\(notAnAddress)")
+            }
             let code = try await Messages.code(to: "forgetful@example.com", in: stack)
             // An address without an account is told so, with no code in it.
             let toNobody = Messages.outbox(stack).filter { $0.recipient == "nobody@example.com" }

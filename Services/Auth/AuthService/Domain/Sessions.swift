@@ -106,7 +106,7 @@ struct SessionIssuer: Sendable {
 
     /// Rotates a refresh token. A token that was already used means it was stolen or
     /// replayed: the whole session is revoked.
-    func refresh(_ db: Database, refreshToken: String, now: Date = Date()) throws -> Result<IssuedTokens, ServiceError> {
+    func refresh(_ db: Database, refreshToken: String, client: String? = nil, now: Date = Date()) throws -> Result<IssuedTokens, ServiceError> {
         guard let row = try Row.fetchOne(
             db,
             sql: """
@@ -118,7 +118,7 @@ struct SessionIssuer: Sendable {
         if row["revoked_at"] as String? != nil { return .failure(.unauthenticated("the session was revoked")) }
         if row["used_at"] as String? != nil {
             try revoke(db, sessions: [sessionID], userID: userID, reason: "refresh_token_reused")
-            try AuditLog.record(db, .refreshReused, user: userID, detail: ["session": .string(sessionID)])
+            try AuditLog.record(db, .refreshReused, user: userID, detail: ["session": .string(sessionID)], client: client)
             return .failure(.unauthenticated("the refresh token was already used; the session is revoked"))
         }
         let createdAt = Instant.parse(row["created_at"]) ?? now, lastSeen = Instant.parse(row["last_seen_at"]) ?? now

@@ -179,7 +179,7 @@ struct AccountOperations: Sendable {
         ) { (context, input: RefreshRequest) in
             // A failed refresh may still write (revoking a replayed session), so the
             // outcome is returned from the transaction rather than thrown inside it.
-            try await context.write { db in try issuer.refresh(db, refreshToken: input.refreshToken) }.get()
+            try await context.write { db in try issuer.refresh(db, refreshToken: input.refreshToken, client: context.clientAddress) }.get()
         }
     }
 
@@ -190,7 +190,7 @@ struct AccountOperations: Sendable {
         ) { (context, _: Empty, db: Database) in
             let principal = try context.requirePrincipal()
             try issuer.revoke(db, sessions: [principal.sessionID], userID: principal.userID, reason: "logout")
-            try AuditLog.record(db, .signedOut, user: principal.userID, detail: ["session": .string(principal.sessionID)])
+            try AuditLog.record(db, .signedOut, user: principal.userID, detail: ["session": .string(principal.sessionID)], client: context.clientAddress)
             return Empty()
         }
     }
@@ -245,7 +245,7 @@ struct AccountOperations: Sendable {
                 db, sql: "SELECT user_id FROM session WHERE id = ? AND revoked_at IS NULL", arguments: [input.session]) == principal.userID
             else { throw ServiceError.notFound("no such session") }
             try issuer.revoke(db, sessions: [input.session], userID: principal.userID, reason: "revoked_by_user")
-            try AuditLog.record(db, .sessionRevoked, user: principal.userID, detail: ["session": .string(input.session)])
+            try AuditLog.record(db, .sessionRevoked, user: principal.userID, detail: ["session": .string(input.session)], client: context.clientAddress)
             return Empty()
         }
     }
@@ -298,7 +298,7 @@ struct AccountOperations: Sendable {
                 try db.execute(sql: "UPDATE user SET password_hash = ? WHERE id = ?", arguments: [newHash, principal.userID])
                 let others = try SessionIssuer.live(db, userID: principal.userID).filter { $0 != principal.sessionID }
                 try issuer.revoke(db, sessions: others, userID: principal.userID, reason: "password_changed")
-                try AuditLog.record(db, .passwordChanged, user: principal.userID)
+                try AuditLog.record(db, .passwordChanged, user: principal.userID, client: context.clientAddress)
             }
             return Empty()
         }

@@ -143,7 +143,7 @@ struct AdminOperations: Sendable {
             let account = try AccountSummary.load(db, id: input.userId)
             try AuditLog.record(
                 db, .rolesChanged, user: input.userId, actor: admin.userID,
-                detail: [grant ? "granted" : "removed": .string(input.role)])
+                detail: [grant ? "granted" : "removed": .string(input.role)], client: context.clientAddress)
             try Outbox.append(
                 db, type: "auth.user.roles_changed",
                 data: ["userId": .string(input.userId), "roles": .array(account.roles.map { .string($0) })] as JSONValue)

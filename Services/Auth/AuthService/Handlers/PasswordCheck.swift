@@ -48,29 +48,41 @@ public struct PasswordLimits: Sendable, Equatable {
 /// pass the limit together; a match takes its attempts back; a request refused before
 /// it was hashed (the hashing queue full, the deadline passed) or whose deadline passed
 /// while it was hashed (the caller was answered `timeout`) does not count. At most
-/// ``perAccountInFlight`` checks of one account hash at a time; more at once are refused
-/// with `rate_limited` before anything is counted, so a flood on one account holds at most
-/// that many places in the hashing queue ahead of everyone else's sign-ins.
+/// ``perAccountInFlight`` checks of one account, and ``perClientInFlight`` from one client
+/// address, hash at a time; more at once are refused with `rate_limited` before anything is
+/// counted, so a flood on one account holds at most that many places in the hashing queue
+/// ahead of everyone else's sign-ins, and so does one address signing in to many accounts
+/// of its own with their right passwords (which no wrong-password count stops: a helper's
+/// eight accounts, two sign-ins each at all times, kept every other user's sign-in waiting
+/// past its deadline).
 struct PasswordCheck: Sendable {
     let hasher: PasswordHasher
     let limits: PasswordLimits
 
     /// Checks of one account allowed to wait for or run a hash at once.
     static let perAccountInFlight = 2
+    /// Checks from one client address allowed to wait for or run a hash at once (a quarter
+    /// of the default queue of 16).
+    static let perClientInFlight = 4
     private static let inFlight = Mutex<[String: Int]>([:])
 
-    private static func enter(_ account: String) -> Bool {
-        inFlight.withLock { counts in
-            guard counts[account, default: 0] < perAccountInFlight else { return false }
-            counts[account, default: 0] += 1
+    /// Takes a place for a check of `account` from `client`; false (taking nothing) when
+    /// either has its most already.
+    private static func enter(_ account: String, client: String) -> Bool {
+        let keys = ["account:" + account, "client:" + client]
+        return inFlight.withLock { counts in
+            guard counts[keys[0], default: 0] < perAccountInFlight, counts[keys[1], default: 0] < perClientInFlight else { return false }
+            for key in keys { counts[key, default: 0] += 1 }
             return true
         }
     }
 
-    private static func leave(_ account: String) {
+    private static func leave(_ account: String, client: String) {
         inFlight.withLock { counts in
-            let left = counts[account, default: 1] - 1
-            counts[account] = left > 0 ? left : nil
+            for key in ["account:" + account, "client:" + client] {
+                let left = counts[key, default: 1] - 1
+                counts[key] = left > 0 ? left : nil
+            }
         }
     }
 
@@ -99,11 +111,12 @@ struct PasswordCheck: Sendable {
             return (subject, try keys.map { try AttemptLimiter.record(db, key: $0.key) })
         }
         let matches: Bool
-        guard Self.enter(subject.accountKey) else {
+        let place = client ?? "direct"
+        guard Self.enter(subject.accountKey, client: place) else {
             _ = try? await context.write { db in try AttemptLimiter.remove(db, ids: reserved) }
             throw ServiceError.rateLimited(retryAfterMs: 1_000)
         }
-        defer { Self.leave(subject.accountKey) }
+        defer { Self.leave(subject.accountKey, client: place) }
         do {
             if let hash = subject.hash {
                 matches = try await hasher.verify(password, against: hash)

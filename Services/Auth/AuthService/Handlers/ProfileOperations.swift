@@ -123,7 +123,7 @@ struct ProfileOperations: Sendable {
             if !changed.isEmpty { try Self.publishChange(db, userID: id) }
             try AuditLog.record(
                 db, .profileUpdated, user: id, actor: try context.requirePrincipal().userID,
-                detail: ["fields": .array(changed.map { .string($0) })])
+                detail: ["fields": .array(changed.map { .string($0) })], client: context.clientAddress)
             guard let profile = try Profile.load(db, id: id) else { throw ServiceError.notFound("no such user") }
             return profile
         }

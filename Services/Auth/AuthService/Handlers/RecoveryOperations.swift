@@ -42,7 +42,7 @@ struct RecoveryOperations: Sendable {
         return .task(
             "auth.password.forgot",
             summary: "Always answers ok, after the same work whatever the address: an account's email gets a one-time reset code valid 30 minutes, an address without an account a notice saying so (each address at most one a minute and five an hour; twenty an hour per client).",
-            auth: .public, request: .object(["email": .string(minLength: 1, maxLength: 254)], required: ["email"]), response: .empty
+            auth: .public, request: .object(["email": AuthSchemas.email], required: ["email"]), response: .empty
         ) { (context, input: Forgot) in
             let email = Identifiers.email(input.email)
             try await context.write { db in
