@@ -76,6 +76,12 @@ struct GoalsRulesTests {
         #expect((try? Reward.parse(money: Money(minor: 0, currency: "EUR"), text: nil, field: "reward").get()) == nil)
         #expect((try? Reward.parse(money: nil, text: "  ", field: "reward").get()) == nil)
         #expect((try? Reward.parse(money: Money(minor: 5, currency: "EUR"), text: "x", field: "reward").get()) == nil)
+        // Neither is not "both": each problem says what is missing.
+        if case .failure(let neither) = Reward.parse(money: nil, text: nil, field: "reward") {
+            #expect(neither.fields["reward.money"] == "give money or text")
+        } else {
+            Issue.record("a reward of neither was accepted")
+        }
         #expect((try? Reward.parse(money: nil, text: "a trip", field: "reward").get()) == .text("a trip"))
     }
 
@@ -144,6 +150,16 @@ struct GoalsRulesTests {
         #expect(moves["mon"] == Self.date("2027-03-06"))
         #expect(moves["next-mon"] == Self.date("2027-03-13"))
         #expect(moves["wed-done"] == Self.date("2027-03-08"), "later items shift whatever their mark")
+    }
+
+    @Test("a move that would carry a later workout past 9999-12-31 is refused, not written as a five-digit year")
+    func reschedulePastTheCalendar() {
+        let plan = [PlannedWorkout(id: "a", date: Self.date("2027-03-01"), done: false), PlannedWorkout(id: "far", date: Self.date("9999-12-31"), done: false)]
+        #expect(PlanReschedule.move(plan, from: Self.date("2027-03-01"), to: Self.date("2027-03-03"), today: Self.date("2027-03-01")) == .failure(.pastTheCalendar))
+        #expect((try? PlanReschedule.move(plan, from: Self.date("2027-03-03"), to: Self.date("2027-03-01"), today: Self.date("2027-03-01")).get()) == nil)
+        // Backwards is fine: nothing crosses the end.
+        let back = [PlannedWorkout(id: "a", date: Self.date("2027-03-03"), done: false), PlannedWorkout(id: "far", date: Self.date("9999-12-31"), done: false)]
+        #expect((try? PlanReschedule.move(back, from: Self.date("2027-03-03"), to: Self.date("2027-03-01"), today: Self.date("2027-03-01")).get())?["far"] == Self.date("9999-12-29"))
     }
 
     @Test("dates cross the month's end")

@@ -39,6 +39,8 @@ public enum PlanReschedule {
         case sameDay
         /// Nothing on `from` is left to move.
         case nothingToMove
+        /// A later workout would move past 9999-12-31, which a date cannot name.
+        case pastTheCalendar
 
         /// The wire error.
         public var serviceError: ServiceError {
@@ -47,6 +49,7 @@ public enum PlanReschedule {
             case .intoThePast: .invalid("to", "must be today or later")
             case .sameDay: .invalid("to", "must differ from `from`")
             case .nothingToMove: .conflict("no workout left to do on that day", reason: "nothing_to_move")
+            case .pastTheCalendar: .invalid("to", "a later workout of the plan would move past 9999-12-31")
             }
         }
     }
@@ -70,7 +73,9 @@ public enum PlanReschedule {
         let shift = from.days(until: to)
         var moved: [String: LocalDate] = [:]
         for workout in plan where (workout.date == from && !workout.done) || workout.date > from {
-            moved[workout.id] = workout.date.adding(days: shift)
+            let date = workout.date.adding(days: shift)
+            guard date.year <= 9999 else { return .failure(.pastTheCalendar) }
+            moved[workout.id] = date
         }
         return .success(moved)
     }

@@ -21,7 +21,9 @@ public enum Reward: Sendable, Equatable {
         case (nil, let text?):
             guard !text.isEmpty else { return .failure(.invalid("\(field).text", "must not be blank")) }
             return .success(.text(text))
-        default:
+        case (nil, nil):
+            return .failure(.validationFailed(["\(field).money": "give money or text", "\(field).text": "give money or text"]))
+        case (.some, .some):
             return .failure(.validationFailed(["\(field).money": "give money or text, not both", "\(field).text": "give money or text, not both"]))
         }
     }

@@ -92,6 +92,8 @@ struct OverviewOperations: Sendable {
             let to = input.to ?? ZoneClock.utc.local(context.receivedAt).date
             let from = input.from ?? to.adding(days: -29)
             guard from <= to, from.days(until: to) < 366 else { throw ServiceError.invalid("from", "at most 366 days, from before to") }
+            // Days before year 1 have no YYYY-MM-DD (they printed as year 0000, out of order).
+            guard from.year >= 1 else { throw ServiceError.invalid(input.from == nil ? "to" : "from", "the days must be in year 1 or later") }
             var days: [String: (registered: Int64, events: [String: JSONValue])] = [:]
             try db.cachedStatement(sql: "SELECT day, metric, value FROM admin_day WHERE day >= ? AND day <= ?")
                 .forEachRow(arguments: [from.description, to.description]) { row in
