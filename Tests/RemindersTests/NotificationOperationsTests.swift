@@ -121,4 +121,19 @@ struct NotificationOperationsTests {
             #expect(sent["broadcastId"]?.stringValue?.hasPrefix("bcs_") == true)
         }
     }
+
+    @Test("a broadcast's image stays while the broadcast is kept: a user attaching and releasing its id does not remove it")
+    func broadcastKeepsItsImage() async throws {
+        try await Self.with { service in
+            let content = try TestImages.png(width: 32, height: 32, seed: 3).base64EncodedString()
+            let image = try #require(try await Self.ok(service, "reminders.media.put", ["content": .string(content)], as: Self.admin)["id"]?.stringValue)
+            try await Self.ok(service, "reminders.admin.broadcast", ["appId": "reminder", "title": "News", "text": "Hello", "imageId": .string(image)], as: Self.admin)
+            // Bob learns the id from the push, shows it on a reminder of his, then drops it.
+            try await Self.ok(service, "reminders.create", ["id": "bob-reminder-1", "title": "x", "start": "2027-03-10T09:00", "imageId": .string(image)], as: Self.bob)
+            try await Self.ok(service, "reminders.update", ["id": "bob-reminder-1", "imageId": .null], as: Self.bob)
+            #expect(try await service.call("reminders.media.get", data: ["id": .string(image)], as: Self.ann).ok)
+            let references = try await service.runtime.pool.read { db in try MediaCatalog.referenceCount(db, id: image) }
+            #expect(references == 1)
+        }
+    }
 }

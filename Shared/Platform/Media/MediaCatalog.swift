@@ -107,9 +107,15 @@ public enum MediaCatalog {
         guard old != new else { return }
         if let new {
             try requireUpload(db, new, field: field)
-            try db.execute(sql: "INSERT OR IGNORE INTO platform_media_reference (owner, media_id) VALUES (?, ?)", arguments: [owner, new])
+            try reference(db, new, by: owner)
         }
         if let old { try release(db, old, by: owner, store: store) }
+    }
+
+    /// Makes `owner` show the upload `id` (known to exist): while any owner does, nobody
+    /// else's release removes it, and the sweep leaves it.
+    public static func reference(_ db: Database, _ id: String, by owner: String) throws {
+        try db.execute(sql: "INSERT OR IGNORE INTO platform_media_reference (owner, media_id) VALUES (?, ?)", arguments: [owner, id])
     }
 
     /// Drops `owner`'s reference to `id`. When nothing refers to `id` any more its row is

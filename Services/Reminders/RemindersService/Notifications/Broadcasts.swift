@@ -9,6 +9,9 @@ import Platform
 /// pushes queue at `bulk` priority behind anything due. Push ids are the broadcast's and
 /// the device's: a chunk run again after a crash queues nothing twice.
 enum Broadcasts {
+    /// The owner of a broadcast's image reference (``MediaCatalog/reference(_:_:by:)``).
+    static func imageOwner(_ broadcast: String) -> String { "broadcast:\(broadcast)" }
+
     static let timerKind = "notifications.fanout"
     /// Devices per transaction.
     static let chunk = 2_000
@@ -112,7 +115,13 @@ enum NotificationHistoryPruning {
     static let handler = TimerHandler(kind: timerKind) { db, timer in
         let cutoff = timer.firedAt.addingTimeInterval(-keep)
         try db.execute(sql: "DELETE FROM notification WHERE created_ms < ?", arguments: [Instant.milliseconds(cutoff)])
-        try db.execute(sql: "DELETE FROM push_broadcast WHERE finished_at IS NOT NULL AND finished_at < ?", arguments: [Instant.format(cutoff)])
+        // A pruned broadcast's image is shown no more: its reference goes, and the sweep
+        // removes the upload once nothing else shows it.
+        for id in try String.fetchAll(
+            db, sql: "DELETE FROM push_broadcast WHERE finished_at IS NOT NULL AND finished_at < ? RETURNING id", arguments: [Instant.format(cutoff)])
+        {
+            try db.execute(sql: "DELETE FROM platform_media_reference WHERE owner = ?", arguments: [Broadcasts.imageOwner(id)])
+        }
         try db.execute(sql: "DELETE FROM push_daily WHERE day < ?", arguments: [String(Instant.format(timer.firedAt.addingTimeInterval(-400 * 86_400)).prefix(10))])
         try DurableTimers.schedule(db, kind: timerKind, at: timer.firedAt.addingTimeInterval(86_400), key: "daily")
     }

@@ -120,9 +120,15 @@ struct NotificationAdminOperations: Sendable {
                 required: ["broadcastId", "devices"])
         ) { (context, input: BroadcastRequest, db: Database) -> JSONValue in
             let admin = try context.requirePrincipal().userID
-            guard Formats.isName(input.text) else { throw ServiceError.invalid("text", "must show something") }
+            guard Formats.isName(input.text) else {
+                throw ServiceError.invalid("text", "must show something: not only spaces or invisible characters, no direction overrides")
+            }
             try MediaCatalog.requireUpload(db, input.imageId, field: "imageId")
             let id = RecordID.make(prefix: "bcs", at: context.receivedAt)
+            // The broadcast shows the image (in every push and in the history) until it is
+            // pruned: a user attaching and releasing the same id, or the sweep of images
+            // nothing uses, removed it within a day.
+            if let image = input.imageId { try MediaCatalog.reference(db, image, by: Broadcasts.imageOwner(id)) }
             try Broadcasts.start(
                 db, id: id, app: input.appId, kind: input.kind ?? .news, title: input.title, body: input.text,
                 imageURL: input.imageId.map { "\(Notifier.publicURL)/v1/media/reminders/\($0)" }, audience: input.role == nil ? "everyone" : "role",
