@@ -86,6 +86,14 @@ struct EdgeFlowTests {
                 expectError(malformed, 400, "bad_request")
                 #expect(malformed.headers["x-content-type-options"] == "nosniff" && malformed.headers["connection"] == "close")
             }
+            // Pipelined behind a good request, the refusal comes after the good one's answer.
+            let pipelined = String(decoding: try await HTTPTestClient.exchange(
+                host: bind.host, port: bind.port,
+                sending: [Data(("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+                    + "POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}").utf8)],
+                timeout: .seconds(5)), as: UTF8.self)
+            let good = pipelined.range(of: "HTTP/1.1 200"), bad = pipelined.range(of: "HTTP/1.1 400")
+            #expect(good != nil && bad != nil && good!.lowerBound < bad!.lowerBound, "\(pipelined.prefix(300))")
             // stats is not running: the gateway says so.
             expectError(try await Self.post(edge, "stats.health", body: ""), 503, "unavailable")
 

@@ -7,15 +7,49 @@ import Platform
 /// Answers a request the HTTP parser refuses (two `Content-Length`s, `Content-Length`
 /// beside `Transfer-Encoding`, bare LF line ends, over-long or too many headers) like
 /// any other error: 400 with the error object and the security headers, then closes the
-/// connection. (Hummingbird's own answer was a bare 400 with an empty body.)
-final class MalformedRequestAnswer: ChannelInboundHandler, RemovableChannelHandler {
+/// connection. (Hummingbird's own answer was a bare 400 with an empty body.) Requests
+/// pipelined before the refused one are answered first, in order: the refusal waits for
+/// their answers to end.
+final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
 
     private let tls: Bool
+    /// Requests whose head was read, and answers that ended (an answer always follows its
+    /// request's head, sometimes before the request's end: a refusal before the body).
+    private var requests = 0
+    private var answers = 0
+    /// A request's head was read and its end not yet.
+    private var inRequest = false
+    /// Once the parser refused a request: how many answers end before the refusal's.
+    private var answersBeforeRefusal: Int?
     private var answered = false
 
     init(tls: Bool) {
         self.tls = tls
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // Nothing after a refused request is read (the parser stops there anyway).
+        guard answersBeforeRefusal == nil else { return }
+        switch unwrapInboundIn(data) {
+        case .head:
+            requests += 1
+            inRequest = true
+        case .body: break
+        case .end: inRequest = false
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let isEnd: Bool
+        if case .end = unwrapOutboundIn(data) { isEnd = true } else { isEnd = false }
+        context.write(data, promise: promise)
+        guard isEnd else { return }
+        answers += 1
+        if let before = answersBeforeRefusal, answers >= before { answer(context) }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -23,6 +57,15 @@ final class MalformedRequestAnswer: ChannelInboundHandler, RemovableChannelHandl
             context.fireErrorCaught(error)
             return
         }
+        guard answersBeforeRefusal == nil else { return }
+        // The answers of the requests before the refused one go first, in order; a request
+        // refused in its body (its head read) is the refused one, not waited for.
+        let before = inRequest ? requests - 1 : requests
+        answersBeforeRefusal = before
+        if answers >= before { answer(context) }
+    }
+
+    private func answer(_ context: ChannelHandlerContext) {
         guard !answered else { return }
         answered = true
         let answer = EdgeAnswer.error(ServiceError.badRequest("the request is not valid HTTP/1.1"))
@@ -31,8 +74,8 @@ final class MalformedRequestAnswer: ChannelInboundHandler, RemovableChannelHandl
         headers[.contentLength] = String(answer.body.count)
         headers[.connection] = "close"
         EdgeServer.addSecurityHeaders(to: &headers, cacheable: false, tls: tls)
-        context.write(NIOAny(HTTPResponsePart.head(HTTPResponse(status: answer.status, headerFields: headers))), promise: nil)
-        context.write(NIOAny(HTTPResponsePart.body(ByteBuffer(bytes: answer.body))), promise: nil)
-        context.writeAndFlush(NIOAny(HTTPResponsePart.end(nil))).whenComplete { _ in context.close(promise: nil) }
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(ByteBuffer(bytes: answer.body))), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
     }
 }
