@@ -72,6 +72,10 @@ struct SavingsRulesTests {
         #expect(Self.problem(PlanTerms(method: .equal, target: 3, start: start, deadline: start.adding(days: 28), interval: .week))?.field == "target")
         #expect(Self.problem(PlanTerms(method: .fiftyTwoWeek, target: 0, start: start, interval: .week))?.field == "target")
         #expect(Self.problem(PlanTerms(method: .equal, target: 100, start: start.adding(days: -3), deadline: start, interval: .week))?.field == "startDate")
+        // A method's own parameter left out is said to be required, not too small.
+        #expect(Self.problem(PlanTerms(method: .fixedAmount, target: 100, start: start, interval: .week)) == PlanProblem("params.amount", "is required for this method"))
+        #expect(Self.problem(PlanTerms(method: .incomePercent, target: 100, start: start, interval: .week, percent: 10)) == PlanProblem("params.income", "is required for this method"))
+        #expect(Self.problem(PlanTerms(method: .fixedAmount, target: 100, start: start, interval: .week, amount: 0))?.reason == "must be at least one minor unit")
         #expect(Self.problem(PlanTerms(method: .incomePercent, target: 100, start: start, interval: .week, income: 0, percent: 10))?.field == "params.income")
         #expect(Self.problem(PlanTerms(method: .incomePercent, target: 100, start: start, interval: .week, income: 9, percent: 10))?.reason.contains("less than one") == true)
         #expect(Self.problem(PlanTerms(method: .incomePercent, target: 100, start: start, interval: .week, income: 900, percent: 0))?.field == "params.percent")

@@ -187,10 +187,12 @@ public enum SavingsSchedule {
         }
         let field = terms.method == .incomePercent ? "params.income" : "params.amount"
         if terms.method == .incomePercent {
-            guard let income = terms.income, income >= 1 else { return .failure(PlanProblem("params.income", "must be at least one minor unit")) }
+            guard let income = terms.income else { return .failure(PlanProblem("params.income", "is required for this method")) }
+            guard income >= 1 else { return .failure(PlanProblem("params.income", "must be at least one minor unit")) }
             guard income <= maximumAmount else { return .failure(PlanProblem("params.income", "must be at most \(maximumAmount) minor units")) }
             guard let percent = terms.percent, (1...100).contains(percent) else { return .failure(PlanProblem("params.percent", "must be 1 to 100")) }
         }
+        if terms.method == .fixedAmount, terms.amountPerInterval == nil { return .failure(PlanProblem(field, "is required for this method")) }
         guard let each = terms.amountPerInterval, each >= 1 else {
             return .failure(PlanProblem(field, terms.method == .incomePercent ? "saves less than one minor unit per interval" : "must be at least one minor unit"))
         }
