@@ -44,9 +44,10 @@ public final class ConnectionLimits: Sendable {
 
     /// Takes a place for a connection from `address`; false when a bound is reached.
     public func admit(_ address: String) -> Bool {
-        counts.withLock { counts in
+        let bounded = !exempt(address)
+        return counts.withLock { counts in
             guard counts.total < total else { return false }
-            if !exempt(address) {
+            if bounded {
                 guard counts.byAddress[address, default: 0] < perAddress else { return false }
                 counts.byAddress[address, default: 0] += 1
             }

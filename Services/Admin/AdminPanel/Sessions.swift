@@ -137,9 +137,6 @@ public final class SessionStore: Sendable {
         }
     }
 
-    /// A session whose access token is good for at least `margin` more, refreshing it
-    /// through `refresh` when not. Refresh tokens are single use (a second use revokes the
-    /// session), so concurrent requests of one browser share one refresh.
     /// The session if auth still accepts it, asked at most once per `every` seconds: an
     /// account deleted or a role taken away since sign-in ends the account's sessions in
     /// auth, which a page reading only public data (the park, the goal texts) would not
@@ -159,6 +156,9 @@ public final class SessionStore: Sendable {
         return confirmed
     }
 
+    /// A session whose access token is good for at least `margin` more, refreshing it
+    /// through `refresh` when not. Refresh tokens are single use (a second use revokes the
+    /// session), so concurrent requests of one browser share one refresh.
     public func fresh(
         _ session: AdminSession, now: Date = Date(), margin: TimeInterval = 30,
         refresh: @escaping @Sendable (String) async -> Tokens?

@@ -204,10 +204,9 @@ public final class EdgeServer: Sendable {
         return "edge-\(requestCounter.add(1, ordering: .relaxed).newValue)"
     }
 
-    /// Reads the whole body, refusing more than `limit` bytes with `payload_too_large`.
-    /// Reads a request's body of at most `limit` bytes, taking them from the edge's
-    /// ``HTTPDoor/BodyBudget`` as they arrive (`held`: what the caller gives back once the
-    /// request is answered).
+    /// Reads the whole body, refusing more than `limit` bytes with `payload_too_large`,
+    /// taking its bytes from the edge's ``HTTPDoor/BodyBudget`` as they arrive (`held`: what
+    /// the caller gives back once the request is answered).
     func collect(_ request: Request, limit: Int, held: inout Int) async throws(ServiceError) -> Data {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
             throw ServiceError.payloadTooLarge(limit: limit)
