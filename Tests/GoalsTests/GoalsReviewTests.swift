@@ -125,6 +125,19 @@ struct GoalsReviewTests {
         }
     }
 
+    @Test("a sponsor's avatar is an image they uploaded: another's fresh upload is refused, so it cannot be attached and released away")
+    func avatarIsOwnUpload() async throws {
+        try await Flow.with { goals in
+            let content = try TestImages.png(width: 16, height: 16, seed: 9).base64EncodedString()
+            let image = try #require(try await Flow.ok(goals, "goals.media.put", ["content": .string(content)], as: Flow.user("a"))["id"]?.stringValue)
+            let taken = try await goals.call(
+                "goals.sponsor.profile.save", data: ["name": "B", "kind": "person", "group": "family", "avatar": .string(image)], as: Flow.user("b"))
+            #expect(taken.error?.code == .validationFailed && taken.error?.fields["avatar"] != nil)
+            try await Flow.ok(goals, "goals.sponsor.profile.save", ["name": "A", "kind": "person", "group": "family", "avatar": .string(image)], as: Flow.user("a"))
+            #expect(try await goals.runtime.pool.read { db in try MediaCatalog.referenceCount(db, id: image) } == 1)
+        }
+    }
+
     @Test("profiles: a change of sex lets go of the other sex's options; a retired group's members still save")
     func profileEdges() async throws {
         try await Flow.with { goals in

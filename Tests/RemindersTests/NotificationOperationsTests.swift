@@ -122,18 +122,29 @@ struct NotificationOperationsTests {
         }
     }
 
-    @Test("a broadcast's image stays while the broadcast is kept: a user attaching and releasing its id does not remove it")
-    func broadcastKeepsItsImage() async throws {
+    @Test("a reminder shows only its user's own uploads: a broadcast's image or another user's fresh upload is refused, so nobody else can release it")
+    func remindersShowOwnUploads() async throws {
         try await Self.with { service in
             let content = try TestImages.png(width: 32, height: 32, seed: 3).base64EncodedString()
-            let image = try #require(try await Self.ok(service, "reminders.media.put", ["content": .string(content)], as: Self.admin)["id"]?.stringValue)
-            try await Self.ok(service, "reminders.admin.broadcast", ["appId": "reminder", "title": "News", "text": "Hello", "imageId": .string(image)], as: Self.admin)
-            // Bob learns the id from the push, shows it on a reminder of his, then drops it.
-            try await Self.ok(service, "reminders.create", ["id": "bob-reminder-1", "title": "x", "start": "2027-03-10T09:00", "imageId": .string(image)], as: Self.bob)
-            try await Self.ok(service, "reminders.update", ["id": "bob-reminder-1", "imageId": .null], as: Self.bob)
-            #expect(try await service.call("reminders.media.get", data: ["id": .string(image)], as: Self.ann).ok)
-            let references = try await service.runtime.pool.read { db in try MediaCatalog.referenceCount(db, id: image) }
-            #expect(references == 1)
+            let broadcastImage = try #require(try await Self.ok(service, "reminders.media.put", ["content": .string(content)], as: Self.admin)["id"]?.stringValue)
+            try await Self.ok(service, "reminders.admin.broadcast", ["appId": "reminder", "title": "News", "text": "Hello", "imageId": .string(broadcastImage)], as: Self.admin)
+            let annsImage = try #require(try await Self.ok(service, "reminders.media.put", ["content": .string(content)])["id"]?.stringValue)
+            // Bob learned both ids (the push's URL, a shared screen): neither goes on his reminders.
+            for image in [broadcastImage, annsImage] {
+                let created = try await service.call(
+                    "reminders.create", data: ["id": "bob-reminder-1", "title": "x", "start": "2027-03-10T09:00", "imageId": .string(image)], as: Self.bob)
+                #expect(created.error?.code == .validationFailed && created.error?.fields["imageId"] != nil)
+            }
+            try await Self.ok(service, "reminders.create", ["id": "bob-reminder-1", "title": "x", "start": "2027-03-10T09:00"], as: Self.bob)
+            let updated = try await service.call("reminders.update", data: ["id": "bob-reminder-1", "imageId": .string(annsImage)], as: Self.bob)
+            #expect(updated.error?.code == .validationFailed && updated.error?.fields["imageId"] != nil)
+            // Ann's own upload goes on her reminder; the broadcast keeps its image.
+            try await Self.ok(service, "reminders.create", ["id": "ann-reminder-1", "title": "x", "start": "2027-03-10T09:00", "imageId": .string(annsImage)])
+            let references = try await service.runtime.pool.read { db in
+                (try MediaCatalog.referenceCount(db, id: broadcastImage), try MediaCatalog.referenceCount(db, id: annsImage))
+            }
+            #expect(references == (1, 1))
+            #expect(try await service.call("reminders.media.get", data: ["id": .string(broadcastImage)], as: Self.ann).ok)
         }
     }
 }

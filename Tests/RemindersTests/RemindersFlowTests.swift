@@ -241,6 +241,26 @@ struct RemindersFlowTests {
         }
     }
 
+    @Test("done names at most the next occurrence not done: a later one would mark those in between unseen")
+    func doneInOrder() async throws {
+        try await Self.with { service in
+            // A daily reminder at 09:00 UTC from the day after tomorrow: nothing is due yet.
+            let first = Date(timeIntervalSince1970: ((Date().timeIntervalSince1970 / 86_400).rounded(.down) + 2) * 86_400 + 9 * 3_600)
+            let day = { (offset: Int) in LocalText.format(ZoneClock.utc.local(first.addingTimeInterval(Double(offset) * 86_400))) }
+            let made = try await Self.ok(service, "reminders.create", ["title": "Vitamins", "start": .string(day(0)), "zone": "UTC", "rrule": "FREQ=DAILY"])
+            let id = try #require(made["id"])
+            let (code, fields) = try await Self.failure(service, "reminders.done", ["id": id, "occurrence": .string(day(30))])
+            #expect(code == .validationFailed && fields["occurrence"] != nil)
+            #expect(try await Self.failure(service, "reminders.done", ["id": id, "occurrence": .string(day(1))]).0 == .validationFailed)
+            // In order, one at a time: each is the next not done when it is named.
+            #expect(try await Self.ok(service, "reminders.done", ["id": id, "occurrence": .string(day(0))])["doneThrough"] == .string(day(0)))
+            #expect(try await Self.ok(service, "reminders.done", ["id": id, "occurrence": .string(day(1))])["doneThrough"] == .string(day(1)))
+            #expect(try await Self.failure(service, "reminders.done", ["id": id, "occurrence": .string(day(3))]).0 == .validationFailed)
+            // Without `occurrence`, the next not done.
+            #expect(try await Self.ok(service, "reminders.done", ["id": id])["doneThrough"] == .string(day(2)))
+        }
+    }
+
     @Test("alerts are published exactly once across a restart; those due while it was down fire at start-up, marked late")
     func restart() async throws {
         let directory = try TemporaryDirectory(prefix: "reminders-restart")

@@ -90,10 +90,24 @@ public enum MediaCatalog {
 
     /// Refuses an id that names no upload with `validation_failed` on `field` (`nil` passes):
     /// call it before writing the domain row that will name the image.
-    public static func requireUpload(_ db: Database, _ id: String?, field: String) throws {
+    ///
+    /// `uploadedBy` is for a user's own rows (a reminder, a sponsor's avatar): only what that
+    /// user uploaded. Ids are random, but an id is not a secret once it is shown (a push's
+    /// image URL): without this, someone who learned another user's fresh upload could
+    /// attach it and drop it again, and the last reference gone would remove the upload
+    /// before its uploader used it. Another's upload is answered as unknown, like a
+    /// missing one. Staff's catalogs leave it `nil`: one admin uses another's upload.
+    public static func requireUpload(_ db: Database, _ id: String?, field: String, uploadedBy uploader: String? = nil) throws {
         guard let id else { return }
-        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM platform_media WHERE id = ?", arguments: [id]) == true else {
-            throw ServiceError.invalid(field, "no such image (upload it first; an image nothing uses is kept a day)")
+        let found =
+            if let uploader {
+                try Bool.fetchOne(db, sql: "SELECT 1 FROM platform_media WHERE id = ? AND created_by = ?", arguments: [id, uploader])
+            } else {
+                try Bool.fetchOne(db, sql: "SELECT 1 FROM platform_media WHERE id = ?", arguments: [id])
+            }
+        guard found == true else {
+            throw ServiceError.invalid(
+                field, uploader == nil ? "no such image (upload it first; an image nothing uses is kept a day)" : "no such image of yours (upload it first; an image nothing uses is kept a day)")
         }
     }
 
@@ -101,12 +115,13 @@ public enum MediaCatalog {
     /// a first image, or one cleared). An unknown `new` is `validation_failed` on `field`,
     /// before anything is written. Releasing the last reference of `old` removes it (see
     /// ``release(_:_:by:store:)``). Call it after the domain row stops naming `old`.
+    /// `uploadedBy`: as for ``requireUpload(_:_:field:uploadedBy:)``.
     public static func replace(
-        _ db: Database, owner: String, _ old: String?, with new: String?, field: String, store: MediaStore
+        _ db: Database, owner: String, _ old: String?, with new: String?, field: String, store: MediaStore, uploadedBy uploader: String? = nil
     ) throws {
         guard old != new else { return }
         if let new {
-            try requireUpload(db, new, field: field)
+            try requireUpload(db, new, field: field, uploadedBy: uploader)
             try reference(db, new, by: owner)
         }
         if let old { try release(db, old, by: owner, store: store) }

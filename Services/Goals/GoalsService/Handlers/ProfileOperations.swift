@@ -245,7 +245,8 @@ struct ProfileOperations: Sendable {
                 throw ServiceError.invalid("group", "no such sponsor group")
             }
             let current = try String.fetchOne(db.cachedStatement(sql: "SELECT avatar_id FROM sponsor_profile WHERE user_id = ?"), arguments: [user])
-            try MediaCatalog.replace(db, owner: "sponsor:\(user)", current, with: input.avatar, field: "avatar", store: try context.mediaStore())
+            try MediaCatalog.replace(
+                db, owner: "sponsor:\(user)", current, with: input.avatar, field: "avatar", store: try context.mediaStore(), uploadedBy: user)
             let now = Instant.format(context.receivedAt)
             try db.cachedStatement(sql: """
                     INSERT INTO sponsor_profile (user_id, display_name, kind, group_id, avatar_id, about, updated_at, change_version)

@@ -42,7 +42,7 @@ struct ReminderOperations: Sendable {
                 return try ReminderView(db, existing, clock: try UserClock.load(db, user: user))
             }
             try ReminderStore.requireRoom(db, user: user)
-            try MediaCatalog.requireUpload(db, content.imageID, field: "imageId")
+            try MediaCatalog.requireUpload(db, content.imageID, field: "imageId", uploadedBy: user)
             try ReminderStore.reportZone(db, user: user, zone: input.deviceZone, now: now)
             let clock = try UserClock.load(db, user: user)
             let row = try ReminderStore.insert(
@@ -89,7 +89,8 @@ struct ReminderOperations: Sendable {
             try ReminderStore.reportZone(db, user: user, zone: input.deviceZone, now: now)
             let clock = try UserClock.load(db, user: user)
             guard content != row.content else { return try ReminderView(db, row, clock: clock) }
-            try MediaCatalog.replace(db, owner: row.imageOwner, row.content.imageID, with: content.imageID, field: "imageId", store: try context.mediaStore())
+            try MediaCatalog.replace(
+                db, owner: row.imageOwner, row.content.imageID, with: content.imageID, field: "imageId", store: try context.mediaStore(), uploadedBy: user)
             if content.timing != row.content.timing { row.doneThrough = nil }
             row.content = content
             row.fieldClocks = clocks
@@ -176,7 +177,7 @@ struct ReminderOperations: Sendable {
     var done: ServiceOperation {
         .write(
             "reminders.done",
-            summary: "Marks a reminder done. A one-off one is completed. For a recurring one, this occurrence: `occurrence` (as `start`: YYYY-MM-DDTHH:MM, or YYYY-MM-DD all-day), default the latest one at or before now not yet done, else the next; its repeating alerts stop, and the reminder is completed when that was its last occurrence.",
+            summary: "Marks a reminder done. A one-off one is completed. For a recurring one, this occurrence: `occurrence` (as `start`: YYYY-MM-DDTHH:MM, or YYYY-MM-DD all-day), default the latest one at or before now not yet done, else the next not done. Done covers every occurrence through the one named, so it may be at most the next one not done yet (`validation_failed` beyond it). Its repeating alerts stop, and the reminder is completed when that was its last occurrence.",
             auth: Self.user,
             request: .object(["id": Self.idField, "occurrence": JSONSchema.string(minLength: 10, maxLength: 16)], required: ["id"]),
             response: Self.reminderResponse
@@ -215,14 +216,31 @@ struct ReminderOperations: Sendable {
             guard let match = near.first(where: { timing.wireLocal($0) == local }) else {
                 throw ServiceError.invalid("occurrence", "not an occurrence of this reminder")
             }
+            // Done covers every occurrence through the one named (`doneThrough`): naming one
+            // beyond the next that is not done would mark those in between done unseen.
+            if let pending = nextPending(after: now, series, timing, doneThrough: doneThrough), match.instant > pending.instant {
+                throw ServiceError.invalid(
+                    "occurrence", "only an occurrence up to the next one not done (\(LocalText.format(timing.wireLocal(pending)))) can be marked done: those before it are marked with it")
+            }
             return match
         }
         let recent = series.occurrences(from: now.addingTimeInterval(-400 * 86_400), through: now, limit: 10_000)
         if let latest = recent.last(where: { !timing.isDone($0, doneThrough: doneThrough) }) { return latest }
-        if let next = series.next(after: now) { return next }
+        if let next = nextPending(after: now, series, timing, doneThrough: doneThrough) ?? series.next(after: now) { return next }
         if let latest = recent.last { return latest }
         guard let first = series.occurrences(limit: 1).first else { throw ServiceError.conflict("the reminder has no occurrence", reason: "no_occurrence") }
         return first
+    }
+
+    /// The first occurrence after `now` that is not done yet (`nil` when there is none,
+    /// or when more than a thousand in a row are done).
+    static func nextPending(after now: Date, _ series: RecurrenceSeries, _ timing: ReminderTiming, doneThrough: LocalDateTime?) -> Occurrence? {
+        var candidate = series.next(after: now)
+        for _ in 0..<1_000 {
+            guard let occurrence = candidate, timing.isDone(occurrence, doneThrough: doneThrough) else { return candidate }
+            candidate = series.next(after: occurrence.instant)
+        }
+        return nil
     }
 
     struct SnoozeRequest: Codable, Sendable {
