@@ -144,7 +144,8 @@ struct Population: Sendable {
             let sponsorID = try check(try await gateway.call("auth.profile.get", token: sponsor), "auth.profile.get")["id"] ?? .null
             let admin = adminToken
             let plan: [JSONValue] =
-                (0..<28).map { day in ["kind": "workout", "date": .string(today.adding(days: day).description), "text": "Run 5 km", "requirement": "30 min"] }
+                // The last four weeks: an item can be checked from its day on.
+                (1...28).map { day in ["kind": "workout", "date": .string(today.adding(days: -day).description), "text": "Run 5 km", "requirement": "30 min"] }
                 + (0..<4).map { index in ["kind": "recommendation", "text": .string("Recommendation \(index)"), "checkable": true] }
             let items = try await forEachUser { user in
                 let goal = try check(try await gateway.call("goals.create", data: ["type": "marathon"], token: tokens[user]), "goals.create")["id"] ?? .null

@@ -51,8 +51,11 @@ struct GoalsBench: AsyncParsableCommand {
                 "goals.propose", data: ["goalId": goal, "sponsor": .string(sponsorID), "reward": ["money": ["minor": 10_000, "currency": "EUR"]]],
                 token: recipient)
             _ = try await client.call("goals.accept", data: ["sponsorshipId": try require(offer.data?["id"])], token: sponsor)
-            let added = try await client.call("goals.admin.items.add", data: ["goalId": goal, "items": .array(Self.yearOfPlans(from: today))], token: admin)
-            for item in added.data?["items"]?.arrayValue ?? [] where item["checkable"] == true {
+            // Half a year behind and half ahead: only what is dated today or before (or not
+            // dated) can be checked.
+            let added = try await client.call(
+                "goals.admin.items.add", data: ["goalId": goal, "items": .array(Self.yearOfPlans(from: today.adding(days: -182)))], token: admin)
+            for item in added.data?["items"]?.arrayValue ?? [] where item["checkable"] == true && (item["date"]?.stringValue ?? "") <= today.description {
                 if let id = item["id"]?.stringValue { items.append((id, recipient)) }
             }
             recipientTokens.append(recipient)

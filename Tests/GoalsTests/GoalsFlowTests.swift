@@ -239,7 +239,7 @@ struct GoalsFlowTests {
         }
     }
 
-    @Test("the plan's progress summed by the database agrees with the rule, for random plans")
+    @Test("the plan's progress summed by the database agrees with the rule, for random plans; items of days ahead cannot be checked yet")
     func progressAgreesWithRule() async throws {
         try await Self.with { goals in
             var generator = SystemRandomNumberGenerator()
@@ -258,9 +258,17 @@ struct GoalsFlowTests {
                 let added = try await Self.ok(goals, "goals.admin.items.add", ["goalId": .string(goalID), "items": .array(items)], as: Self.admin)
                 var checkable: [CheckableItem] = []
                 for item in added["items"]?.arrayValue ?? [] where item["checkable"] == true {
+                    let date = item["date"]?.stringValue.flatMap(LocalDate.init)
+                    // An item of a day still ahead cannot be checked yet.
+                    let ahead = date.map { $0 > Self.today() } ?? false
                     let done = Bool.random(using: &generator)
-                    if done { try await Self.ok(goals, "goals.items.check", ["itemId": item["id"]!, "done": true], as: Self.user(recipient)) }
-                    checkable.append(CheckableItem(date: item["date"]?.stringValue.flatMap(LocalDate.init), done: done))
+                    if done && ahead {
+                        let refused = try await goals.call("goals.items.check", data: ["itemId": item["id"]!, "done": true], as: Self.user(recipient))
+                        #expect(refused.error?.code == .conflict && refused.error?.details["reason"] == "not_yet")
+                    } else if done {
+                        try await Self.ok(goals, "goals.items.check", ["itemId": item["id"]!, "done": true], as: Self.user(recipient))
+                    }
+                    checkable.append(CheckableItem(date: date, done: done && !ahead))
                 }
                 let goal = try await Self.ok(goals, "goals.get", ["goalId": .string(goalID)], as: Self.user(recipient))
                 let expected = try WireJSON.value(of: PlanProgress(checkable, today: Self.today()))

@@ -138,6 +138,28 @@ struct GoalsReviewTests {
         }
     }
 
+    @Test("an item's day comes in the recipient's zone: checked from then on, not before; unchecking is always allowed")
+    func checkFromItsDay() async throws {
+        try await Flow.with { goals in
+            let (goalID, _) = try await Flow.activeGoal(goals, recipient: "east", sponsor: "s-east")
+            // Auth's profile put the recipient at UTC+14: their today is a day ahead of UTC's for ten hours.
+            try await goals.runtime.pool.write { db in
+                try db.execute(sql: "INSERT INTO person (user_id, time_zone) VALUES ('east', 'Pacific/Kiritimati') ON CONFLICT (user_id) DO UPDATE SET time_zone = excluded.time_zone")
+            }
+            let today = try #require(ZoneClock(identifier: "Pacific/Kiritimati")).localDate(of: Date())
+            let added = try await Flow.ok(
+                goals, "goals.admin.items.add",
+                ["goalId": .string(goalID), "items": [["kind": "workout", "date": .string(today.description), "text": "Run"], ["kind": "workout", "date": .string(today.adding(days: 1).description), "text": "Run"]]],
+                as: Flow.admin)
+            let ids = try #require(added["items"]?.arrayValue?.compactMap { $0["id"] })
+            try #require(ids.count == 2)
+            #expect(try await Flow.ok(goals, "goals.items.check", ["itemId": ids[0], "done": true], as: Flow.user("east"))["done"] == true)
+            let early = try await goals.call("goals.items.check", data: ["itemId": ids[1], "done": true], as: Flow.user("east"))
+            #expect(early.error?.code == .conflict && early.error?.details["reason"] == "not_yet")
+            #expect(try await Flow.ok(goals, "goals.items.check", ["itemId": ids[1], "done": false], as: Flow.user("east"))["done"] == false)
+        }
+    }
+
     @Test("profiles: a change of sex lets go of the other sex's options; a retired group's members still save")
     func profileEdges() async throws {
         try await Flow.with { goals in

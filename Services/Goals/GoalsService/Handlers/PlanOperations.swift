@@ -236,7 +236,7 @@ struct PlanOperations: Sendable {
     var check: ServiceOperation {
         .write(
             "goals.items.check",
-            summary: "Checks (`done: true`) or unchecks a checkable item of the caller's goal. Setting what is already set changes nothing (a double tap is harmless); a change tells the sponsors (events goals.item.checked/unchecked) and goes into the feed. `activityId` (an imported tracker activity of the caller) backs a check as evidence.",
+            summary: "Checks (`done: true`) or unchecks a checkable item of the caller's goal; a dated item from its day on (the recipient's zone; before it, conflict not_yet). Setting what is already set changes nothing (a double tap is harmless); a change tells the sponsors (events goals.item.checked/unchecked) and goes into the feed. `activityId` (an imported tracker activity of the caller) backs a check as evidence.",
             auth: GoalOperations.recipient,
             request: .object(["itemId": GoalOperations.id, "done": .boolean, "activityId": GoalOperations.id], required: ["itemId", "done"]),
             response: ItemView.schema
@@ -248,6 +248,13 @@ struct PlanOperations: Sendable {
             guard goal.state.isOpen else {
                 throw LifecycleError(message: "the goal is \(goal.state.rawValue); its plan can no longer be checked", currentState: goal.state.rawValue)
                     .serviceError
+            }
+            // A check reports what was done on the item's day: not before that day comes in
+            // the recipient's zone (only a date that may be ahead somewhere is looked up).
+            if input.done, let date = item.date, date > ZoneClock.utc.localDate(of: context.receivedAt.addingTimeInterval(-12 * 3_600)).description,
+                date > (try GoalViews.today(db, user: principal.userID, now: context.receivedAt)).description
+            {
+                throw ServiceError.conflict("this item is for \(date): it can be checked from that day on", reason: "not_yet")
             }
             if let activity = input.activityId {
                 guard input.done else { throw ServiceError.invalid("activityId", "only a check has evidence") }
