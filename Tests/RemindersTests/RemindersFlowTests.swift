@@ -129,7 +129,7 @@ struct RemindersFlowTests {
         }
     }
 
-    @Test("changes: creates, updates, settings and purges reach other devices in order, with deletions")
+    @Test("changes: creates, updates, settings and purges reach other devices in order, with deletions; a purged reminder's create sent again stays purged")
     func changes() async throws {
         try await Self.with { service in
             try await Self.ok(service, "reminders.create", ["id": "sync-reminder-1", "title": "One", "start": "2027-01-01T10:00"])
@@ -145,6 +145,12 @@ struct RemindersFlowTests {
             let seen = items.map { "\($0["entity"]?.stringValue ?? "")/\($0["id"]?.stringValue ?? "")/\($0["deleted"] == true)" }
             #expect(seen == ["reminder/sync-reminder-2/false", "settings/me/false", "reminder/sync-reminder-1/true"])
             #expect(items[1]["data"]?["theme"] == "dark")
+            // The purged one's create sent again from an offline queue does not bring it back;
+            // another user's app may still use the id.
+            let replayed = try await service.call("reminders.create", data: ["id": "sync-reminder-1", "title": "One", "start": "2027-01-01T10:00"], as: Self.ann)
+            #expect(replayed.error?.code == .conflict && replayed.error?.details["reason"] == "purged")
+            try await Self.ok(service, "reminders.create", ["id": "sync-reminder-1", "title": "Bob's one", "start": "2027-01-01T10:00"], as: Self.bob)
+            #expect(try await Self.count(service, "SELECT COUNT(*) FROM reminder WHERE id = 'sync-reminder-1'") == 1)
         }
     }
 

@@ -35,6 +35,14 @@ public enum ChangeFeed {
         return version
     }
 
+    /// Whether a deletion of `id` is on record for `scope` (within the markers' retention):
+    /// an offline create sent again after its entity was removed for good must not bring
+    /// it back.
+    public static func wasDeleted(_ db: Database, entity: String, id: String, scope: String) throws -> Bool {
+        try Bool.fetchOne(
+            db.cachedStatement(sql: "SELECT 1 FROM platform_tombstone WHERE entity = ? AND id = ? AND scope = ?"), arguments: [entity, id, scope]) == true
+    }
+
     /// The counter now and the oldest version a device may resume from.
     static func state(_ db: Database) throws -> (last: Int64, horizon: Int64) {
         let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT last, horizon FROM platform_change_state WHERE id = 1"))!

@@ -23,7 +23,7 @@ struct ReminderOperations: Sendable {
         request["id"] = ClientGeneratedID.schema.described("the app's own id for it (a retried or replayed create names the same reminder); default: one is made")
         return .write(
             "reminders.create",
-            summary: "Makes a reminder: title, description, location, notes, category, importance, the special mark, an image, the notification kind; `start` in `zone` or floating or all-day; an RRULE with exceptions; alerts (lead times) and a repeating alert. With the app's own `id` (unique per user), a create sent again is answered with the reminder it made (the same id with other content: conflict id_taken).",
+            summary: "Makes a reminder: title, description, location, notes, category, importance, the special mark, an image, the notification kind; `start` in `zone` or floating or all-day; an RRULE with exceptions; alerts (lead times) and a repeating alert. With the app's own `id` (unique per user), a create sent again is answered with the reminder it made (the same id with other content: conflict id_taken; an id purged meanwhile: conflict purged).",
             auth: Self.user, request: .object(request, required: ["title", "start"]), response: Self.reminderResponse
         ) { (context, input: ReminderInput, db: Database) -> ReminderView in
             let user = try context.requirePrincipal().userID
@@ -40,6 +40,10 @@ struct ReminderOperations: Sendable {
                     throw ServiceError.conflict("this id names another reminder", reason: "id_taken")
                 }
                 return try ReminderView(db, existing, clock: try UserClock.load(db, user: user))
+            }
+            // Purged on another device before this create (sent again from an offline queue) came.
+            if input.id != nil, try ChangeFeed.wasDeleted(db, entity: "reminder", id: id, scope: ChangeViewer.user(user)) {
+                throw ServiceError.conflict("this reminder was removed for good; make a new one", reason: "purged")
             }
             try ReminderStore.requireRoom(db, user: user)
             try MediaCatalog.requireUpload(db, content.imageID, field: "imageId", uploadedBy: user)
