@@ -51,6 +51,10 @@ struct EdgeFlowTests {
             }
             expectError(try await Self.post(edge, "auth.health", body: "{not json"), 400, "bad_request")
             expectError(try await Self.post(edge, "auth.health", body: "[1]"), 400, "bad_request")
+            // A repeated name is found by the service; its place is told in the body's bytes.
+            let repeated = try await Self.post(edge, "auth.health", body: #"{"a": 1, "b": {"c": 1, "c": 2}}"#)
+            expectError(repeated, 400, "bad_request")
+            #expect(repeated.json?["message"]?.stringValue?.contains("repeated member name at byte 28") == true, "\(repeated.json ?? .null)")
             expectError(try await Self.post(edge, "auth.register", body: #"{"email": "nope"}"#), 422, "validation_failed")
             let invalid = try await Self.post(edge, "auth.register", body: #"{"email": "nope"}"#)
             #expect(invalid.json?["fields"]?["email"] != nil)

@@ -121,7 +121,14 @@ public final class EdgeServer: Sendable {
                 EdgeEnvelope.encode(id: id, op: op, token: token, idem: idem, client: client, data: try EdgeEnvelope.data(fromBody: body))
             }
             let reply = try await call(frame)
-            return try await onPoolIfLarge(reply.count) { answer(EdgeAnswer.reply(reply), requestID: id) }
+            return try await onPoolIfLarge(reply.count) {
+                var reply = EdgeAnswer.reply(reply)
+                // The service read the body inside the envelope, so its words about where the
+                // body is malformed (a repeated name, which the edge's check does not look
+                // for) count from the envelope's start: say it again about the body itself.
+                if reply.status == .badRequest, let refined = EdgeEnvelope.bodyError(body) { reply = .error(refined) }
+                return answer(reply, requestID: id)
+            }
         }
     }
 

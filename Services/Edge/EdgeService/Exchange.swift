@@ -127,6 +127,20 @@ enum EdgeEnvelope {
         return body
     }
 
+    /// What a full parse finds wrong with a body, at its offsets in the body; `nil` when
+    /// nothing. Only for a request the service refused as `bad_request`: the check above
+    /// skips values without building them (no repeated-name check), and the service's
+    /// message counts from the start of the envelope the body went into.
+    static func bodyError(_ body: Data) -> ServiceError? {
+        guard body.contains(where: { !Self.isWhitespace($0) }) else { return nil }
+        do {
+            _ = try JSONParser.parse(body)
+            return nil
+        } catch {
+            return ServiceError.badRequest("the body is not valid JSON (UTF-8): \(error.message)")
+        }
+    }
+
     private static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09
     }
