@@ -106,13 +106,31 @@ struct CompletionTimingTests {
                 == .problems([.inFuture(index: 1), .inFuture(index: 2)]))
     }
 
-    @Test("negative repetitions")
-    func negativeRepetitions() {
+    @Test("repetitions: negative, none for a completed exercise, more than 1,000; a skipped one may have none")
+    func repetitions() {
         var exercises = Self.valid
         exercises[0].repetitions = -1
         #expect(CompletionTiming.validate(exercises, countdownSeconds: 30, now: Self.now) == .problems([.negativeRepetitions(index: 0)]))
         exercises[0].repetitions = 0
+        #expect(CompletionTiming.validate(exercises, countdownSeconds: 30, now: Self.now) == .problems([.noRepetitions(index: 0)]))
+        exercises[0].repetitions = 1_001
+        #expect(CompletionTiming.validate(exercises, countdownSeconds: 30, now: Self.now) == .problems([.tooManyRepetitions(index: 0)]))
+        exercises[0].repetitions = 1_000
         #expect(CompletionTiming.validate(exercises, countdownSeconds: 30, now: Self.now) == .ok)
+        exercises[0].repetitions = 0
+        exercises[0].skipped = true
+        #expect(CompletionTiming.validate(exercises, countdownSeconds: 30, now: Self.now) == .ok)
+    }
+
+    @Test("one exercise at a time: the next is shown once the one before was completed or skipped, within the tolerance")
+    func oneAtATime() {
+        var exercises = Self.valid
+        // Shown 2 s before the previous one was completed: the device clock's tolerance.
+        exercises[1].shownAt = exercises[0].completedAt - 2_000
+        exercises[1].completedAt = max(exercises[1].completedAt, exercises[1].shownAt + 33_000)
+        #expect(CompletionTiming.validate(exercises, countdownSeconds: 30, now: Self.now) == .ok)
+        exercises[1].shownAt = exercises[0].completedAt - 2_001
+        #expect(CompletionTiming.validate(exercises, countdownSeconds: 30, now: Self.now) == .problems([.shownBeforePreviousEnded(index: 1)]))
     }
 
     @Test("empty")

@@ -18,7 +18,7 @@ struct CrossAppEventsTests {
         try Int64.fetchOne(db, sql: "SELECT value FROM app_month WHERE user_id = ? AND app = ? AND metric = ? AND month = ?", arguments: [user, app, metric, month])
     }
 
-    @Test("savings, bookings and goals add to the user's months; registrations, active users, events per service and goal states to the admins'")
+    @Test("savings, bookings and goals add to the user's months (a corrected attendance mark moves, never counts twice); registrations, active users, events per service and goal states to the admins'")
     func figures() throws {
         let directory = try TemporaryDirectory(prefix: "cross-app")
         let pool = try ServiceDatabase.open(directory: directory.url, name: "stats", durability: .normal) { StatsMigrations.register(in: &$0) }
@@ -33,13 +33,25 @@ struct CrossAppEventsTests {
             #expect(try Self.figure(db, user: "ann", app: "savings", metric: "saved:EUR", month: "2026-12") == 700)
             #expect(try Self.figure(db, user: "ann", app: "savings", metric: "plans_completed", month: "2026-12") == 1)
 
-            for type in ["booking.attended", "booking.attended", "booking.late_cancelled", "booking.cancelled_by_park", "booking.no_show"] {
-                try Self.apply(db, CrossAppEvents.booking, type, at: "2026-11-05T18:00:00.000Z", ["userId": "ann", "bookingId": "b"])
+            for (type, booking) in [
+                ("booking.attended", "b1"), ("booking.attended", "b2"), ("booking.late_cancelled", "b3"), ("booking.cancelled_by_park", "b4"),
+                ("booking.no_show", "b5"),
+            ] {
+                try Self.apply(db, CrossAppEvents.booking, type, at: "2026-11-05T18:00:00.000Z", ["userId": "ann", "bookingId": .string(booking)])
             }
             #expect(try Self.figure(db, user: "ann", app: "booking", metric: "attended", month: "2026-11") == 2)
             #expect(try Self.figure(db, user: "ann", app: "booking", metric: "late", month: "2026-11") == 1)
             #expect(try Self.figure(db, user: "ann", app: "booking", metric: "cancelled", month: "2026-11") == 1)
             #expect(try Self.figure(db, user: "ann", app: "booking", metric: "no_show", month: "2026-11") == 1)
+            // Staff correct b2's mark the next month (twice, as a retried request would): it moves once.
+            for _ in 0..<2 {
+                try Self.apply(db, CrossAppEvents.booking, "booking.no_show", at: "2026-12-02T09:00:00.000Z", ["userId": "ann", "bookingId": "b2"])
+            }
+            #expect(try Self.figure(db, user: "ann", app: "booking", metric: "attended", month: "2026-11") == 1)
+            #expect(try Self.figure(db, user: "ann", app: "booking", metric: "no_show", month: "2026-12") == 1)
+            try Self.apply(db, CrossAppEvents.booking, "booking.attended", at: "2026-12-03T09:00:00.000Z", ["userId": "ann", "bookingId": "b2"])
+            #expect(try Self.figure(db, user: "ann", app: "booking", metric: "no_show", month: "2026-12") == 0)
+            #expect(try Self.figure(db, user: "ann", app: "booking", metric: "attended", month: "2026-12") == 1)
 
             let goal: (String, Int?) -> JSONValue = { state, progress in
                 ["goalId": "g1", "recipientId": "bob", "state": .string(state), "progress": progress.map { .integer(Int64($0)) } ?? .null]
@@ -61,8 +73,29 @@ struct CrossAppEventsTests {
             // A deleted account's figures go; the admins' counts keep no ids and stay.
             try Self.apply(db, CrossAppEvents.auth, "auth.user.deleted", at: "2026-11-22T00:00:00.000Z", ["userId": "ann"])
             #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM app_month WHERE user_id = 'ann'") == 0)
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM booking_mark WHERE user_id = 'ann'") == 0)
             #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM active_user WHERE user_id = 'ann'") == 0)
             #expect(try Int.fetchOne(db, sql: "SELECT value FROM admin_day WHERE day = '2026-11-05' AND metric = 'events:booking'") == 5)
+        }
+        try pool.close()
+    }
+
+    @Test("the admins' active users and events per service count sign-ins, bookings made and the fitness app's own workouts")
+    func whatUsersDid() throws {
+        let directory = try TemporaryDirectory(prefix: "cross-app-active")
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "stats", durability: .normal) { StatsMigrations.register(in: &$0) }
+        try pool.write { db in
+            try Self.apply(db, CrossAppEvents.auth, "auth.user.signed_in", at: "2026-11-05T07:00:00.000Z", ["userId": "ann", "method": "email"])
+            try Self.apply(db, CrossAppEvents.booking, "booking.created", at: "2026-11-05T08:00:00.000Z", ["userId": "bob", "bookingId": "b9"])
+            let summary = WorkoutOperations.summary(id: "w1", done: 3, skipped: 0, score: 300, repetitions: 30)
+            let at = try #require(Instant.parse("2026-11-05T09:00:00.000Z"))
+            try StatsEvents.workoutCompleted(db, user: "cid", summary: summary, startedMs: Instant.milliseconds(at) - 600_000, endedMs: Instant.milliseconds(at), at: at)
+            let events = try Dictionary(
+                uniqueKeysWithValues: Row.fetchAll(db, sql: "SELECT metric, value FROM admin_day WHERE day = '2026-11-05'").map { ($0[0] as String, $0[1] as Int) })
+            #expect(events == ["events:auth": 1, "events:booking": 1, "events:stats": 1])
+            #expect(try String.fetchAll(db, sql: "SELECT user_id FROM active_user WHERE day = '2026-11-05' ORDER BY user_id") == ["ann", "bob", "cid"])
+            // A booking made is no outcome: nothing is added to the rider's months.
+            #expect(try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM app_month WHERE user_id = 'bob'") == 0)
         }
         try pool.close()
     }

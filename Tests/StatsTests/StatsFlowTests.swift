@@ -80,16 +80,21 @@ struct StatsFlowTests {
             #expect(done["next"]?["number"] == 2 && next != second)
 
             try await Task.sleep(for: .seconds(8.2))
-            let last = try await Self.ok(
+            // An exercise not done is skipped, not completed with nothing.
+            let nothing = try await Self.error(
                 service, "stats.workout.complete", ["workoutId": .string(workoutID), "number": 2, "exerciseId": .string(next), "repetitions": 0])
+            #expect(nothing.error?.code == .validationFailed && nothing.error?.fields["repetitions"] != nil)
+            let last = try await Self.ok(
+                service, "stats.workout.complete", ["workoutId": .string(workoutID), "number": 2, "exerciseId": .string(next), "repetitions": 1])
             #expect(last["finished"] == true && last["next"] == .null)
-            #expect(last["summary"]?["exercisesDone"] == 2 && last["summary"]?["exercisesSkipped"] == 1 && last["summary"]?["score"] == 125)
+            let lastScore = try #require(last["result"]?["score"]?.integerValue)
+            #expect(last["summary"]?["exercisesDone"] == 2 && last["summary"]?["exercisesSkipped"] == 1 && last["summary"]?["score"] == .integer(125 + lastScore))
             #expect(try await Self.error(service, "stats.workout.skip", ["workoutId": .string(workoutID)]).error?.details["reason"] == "workout_finished")
             #expect(try await Self.ok(service, "stats.workout.current")["step"] == .null)
 
             // Today's statistics show it; Bob's show nothing.
             let facts = try await Self.ok(service, "stats.keyFacts", ["period": "week"])
-            #expect(facts["workouts"] == 1 && facts["exercisesDone"] == 2 && facts["exercisesSkipped"] == 1 && facts["totalScore"] == 125)
+            #expect(facts["workouts"] == 1 && facts["exercisesDone"] == 2 && facts["exercisesSkipped"] == 1 && facts["totalScore"] == .integer(125 + lastScore))
             #expect(facts["currentStreak"] == 1)
             #expect(try await Self.ok(service, "stats.keyFacts", ["period": "week"], as: Self.bob)["workouts"] == 0)
             #expect(try await Self.error(service, "stats.keyFacts", ["period": "year"]).error?.code == .validationFailed)
@@ -203,6 +208,70 @@ struct StatsFlowTests {
         }
     }
 
+    @Test("a workout keeps the level it started at; a skip names the exercise on screen, so a retried skip skips one")
+    func levelAndSkip() async throws {
+        try await InProcessService.with(StatsService.definition) { service in
+            try await Self.ok(service, "stats.preferences.set", ["level": "intermediate", "goal": "improve", "countdownSeconds": 5, "exercisesPerWorkout": 3])
+            let first = try await Self.ok(service, "stats.workout.start")
+            let workout = try #require(first["workoutId"])
+            let exercise = try #require(first["exercise"]?["id"])
+            let shown = try await Self.ok(service, "stats.workout.skip", ["workoutId": workout, "number": 1, "exerciseId": exercise])
+            // The same skip again (its reply lost): the exercise it named is gone, nothing more is skipped.
+            let retried = try await Self.error(service, "stats.workout.skip", ["workoutId": workout, "number": 1, "exerciseId": exercise])
+            #expect(retried.error?.details["reason"] == "not_current")
+            #expect(try await Self.ok(service, "stats.workout.current")["step"]?["exercise"]?["id"] == shown["exercise"]?["id"])
+            // Advanced mid-workout: the recommendation was made at intermediate and is scored so (weight 1.25).
+            try await Self.ok(service, "stats.preferences.set", ["level": "advanced"])
+            let recommended = try #require(shown["recommended"]?.integerValue)
+            try await Task.sleep(for: .seconds(8.2))
+            let done = try await Self.ok(
+                service, "stats.workout.complete",
+                ["workoutId": workout, "number": 1, "exerciseId": try #require(shown["exercise"]?["id"]), "repetitions": .integer(recommended)])
+            #expect(done["result"]?["score"] == 125)
+            // The next one is still recommended at intermediate.
+            let next = try #require(done["next"])
+            let base = try #require(next["exercise"]?["baseRepetitions"]?["intermediate"]?.integerValue)
+            #expect(next["recommended"] == .integer(base))
+        }
+    }
+
+    @Test("offline uploads that could not have happened are refused: exercises on screen together, a recommendation the formula cannot give, a workout from before a reset")
+    func offlinePlausibility() async throws {
+        try await InProcessService.with(StatsService.definition) { service in
+            let base = Date().addingTimeInterval(-2 * 3_600)
+            func at(_ seconds: Double) -> JSONValue { .string(Instant.format(base.addingTimeInterval(seconds))) }
+            // Thirty push-ups shown a second apart, each "completed" six seconds after it was shown.
+            let crammed: JSONValue = [
+                "id": "crammed-workout-1", "countdownSeconds": 5, "level": "advanced",
+                "exercises": .array((0..<3).map { index in
+                    ["exerciseId": "push_up", "shownAt": at(Double(index)), "completedAt": at(Double(index) + 6), "repetitions": 25, "recommended": 25]
+                }),
+            ]
+            let easy: JSONValue = [
+                "id": "easy-workout-1", "countdownSeconds": 5, "level": "advanced",
+                "exercises": [["exerciseId": "push_up", "shownAt": at(600), "completedAt": at(620), "repetitions": 2, "recommended": 1]],
+            ]
+            let kept: JSONValue = [
+                "id": "kept-workout-1", "countdownSeconds": 5,
+                "exercises": [["exerciseId": "squat", "shownAt": at(1_200), "completedAt": at(1_220), "repetitions": 12, "recommended": 12]],
+            ]
+            let reply = try await Self.ok(service, "stats.workouts.sync", ["workouts": [crammed, easy, kept]])
+            let refused = Dictionary(
+                uniqueKeysWithValues: (reply["refused"]?.arrayValue ?? []).map { ($0["id"]?.stringValue ?? "", Set(($0["problems"]?.arrayValue ?? []).compactMap { $0["problem"]?.stringValue })) })
+            #expect(refused["crammed-workout-1"] == ["shown_before_previous_ended"])
+            #expect(refused["easy-workout-1"] == ["implausible_recommendation"])
+            #expect(reply["accepted"]?.arrayValue?.map { $0["id"] } == ["kept-workout-1"])
+            // Reset, then the device's queue sends the kept workout again under a new id, and the old one again.
+            #expect(try await Self.ok(service, "stats.history.reset", ["confirm": "reset"])["workoutsDeleted"] == 1)
+            var again = kept.objectValue ?? [:]
+            again["id"] = "kept-workout-2"
+            let replay = try await Self.ok(service, "stats.workouts.sync", ["workouts": [kept, .object(again)]])
+            #expect(replay["accepted"] == [] && replay["refused"]?.arrayValue?.count == 2)
+            #expect(replay["refused"]?.arrayValue?.allSatisfy { $0["problems"]?[0]?["problem"] == "before_reset" } == true)
+            #expect(try await Self.ok(service, "stats.keyFacts", ["period": "week"])["workouts"] == 0)
+        }
+    }
+
     @Test("offline workouts: accepted when plausible, the same upload again is already there, implausible ones refused with every reason, none dropped")
     func offlineSync() async throws {
         try await InProcessService.with(StatsService.definition) { service in
@@ -213,7 +282,7 @@ struct StatsFlowTests {
                 "exercises": [
                     ["exerciseId": "push_up", "shownAt": at(0), "completedAt": at(20), "repetitions": 20, "recommended": 20],
                     ["exerciseId": "plank_hold", "shownAt": at(30), "completedAt": at(31), "repetitions": 0, "recommended": 40, "skipped": true],
-                    ["exerciseId": "superman", "shownAt": at(40), "completedAt": at(60), "repetitions": 40, "recommended": 10],
+                    ["exerciseId": "superman", "shownAt": at(40), "completedAt": at(60), "repetitions": 40, "recommended": 20],
                 ],
             ]
             let tooEarly: JSONValue = [

@@ -8,7 +8,10 @@
 /// Offline workouts are uploaded later with the device's instants, so they are checked
 /// with a tolerance of ``deviceClockToleranceSeconds`` (2 s) for device clocks that drift
 /// or tick unevenly: completed ≥ S + C + D − 2 s. Shown instants must strictly increase
-/// within a workout, and no instant may lie more than ``maximumClockSkewSeconds`` (5 min)
+/// within a workout, an exercise is shown only once the one before it was completed or
+/// skipped (the app shows one at a time; the same 2 s of tolerance), a completed one
+/// reports 1 to ``maximumRepetitions`` repetitions, and no instant may lie more than
+/// ``maximumClockSkewSeconds`` (5 min)
 /// after the server's `now`. Overlap with other workouts is checked where those are
 /// known (see ``overlaps(_:_:)``). Arithmetic saturates: no input traps.
 enum CompletionTiming {
@@ -20,6 +23,8 @@ enum CompletionTiming {
     static let maximumClockSkewSeconds: Int64 = 300
     /// The most exercises an offline workout may have (``Preferences/limits``).
     static let maximumExercises = 30
+    /// The most repetitions (or seconds held) one exercise may report.
+    static let maximumRepetitions = 1_000
 
     /// Whether an exercise may be completed now.
     enum Decision: Sendable, Hashable {
@@ -61,6 +66,13 @@ enum CompletionTiming {
         case completedTooEarly(index: Int, missingSeconds: Int)
         /// Shown at or before the previous exercise.
         case notInOrder(index: Int)
+        /// Shown while the previous exercise was still on screen (before it was completed
+        /// or skipped, beyond the tolerance).
+        case shownBeforePreviousEnded(index: Int)
+        /// Completed with no repetitions (an exercise not done is skipped).
+        case noRepetitions(index: Int)
+        /// More than ``maximumRepetitions``.
+        case tooManyRepetitions(index: Int)
         /// Shown or completed more than 5 minutes after the server's now.
         case inFuture(index: Int)
         case negativeRepetitions(index: Int)
@@ -79,7 +91,8 @@ enum CompletionTiming {
 
     /// Checks an offline workout against the server's `now`, with the countdown the
     /// workout ran with. Lists every problem: `tooMany` first, then each exercise's in
-    /// order of index (too early, not in order, in future, negative repetitions).
+    /// order of index (too early, not in order, shown before the previous ended, in
+    /// future, negative, no or too many repetitions).
     static func validate(_ exercises: [OfflineExercise], countdownSeconds: Int, now: Int64) -> OfflineValidation {
         guard !exercises.isEmpty else { return .problems([.empty]) }
         var problems: [OfflineProblem] = []
@@ -96,12 +109,18 @@ enum CompletionTiming {
             }
             if index > 0, exercise.shownAt <= exercises[index - 1].shownAt {
                 problems.append(.notInOrder(index: index))
+            } else if index > 0, exercise.shownAt < adding(seconds: -deviceClockToleranceSeconds, to: exercises[index - 1].completedAt) {
+                problems.append(.shownBeforePreviousEnded(index: index))
             }
             if exercise.shownAt > latest || exercise.completedAt > latest {
                 problems.append(.inFuture(index: index))
             }
             if exercise.repetitions < 0 {
                 problems.append(.negativeRepetitions(index: index))
+            } else if !exercise.skipped, exercise.repetitions == 0 {
+                problems.append(.noRepetitions(index: index))
+            } else if exercise.repetitions > maximumRepetitions {
+                problems.append(.tooManyRepetitions(index: index))
             }
         }
         return problems.isEmpty ? .ok : .problems(problems)

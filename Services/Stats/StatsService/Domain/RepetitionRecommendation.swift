@@ -40,6 +40,18 @@ struct RepetitionRecommendation: Sendable, Hashable {
     let baseRepetitions: Int
     /// See ``goalFactor(_:)``.
     let goalFactor: Double
+    /// Whether `recommended` is one the formula can give for an exercise of `base`
+    /// repetitions at the level: from base × 0.8 (maintain) × 1.0 × 0.8 (the lowest
+    /// adaptation), rounded down, to base × 1.25 (challenge) × 2.0 × 1.2, rounded up,
+    /// within ``repetitionRange``. An offline upload's recommendation is checked with it.
+    static func plausible(_ recommended: Int, base: Int) -> Bool {
+        let lowest = max(repetitionRange.lowerBound, Int((Double(base) * 0.8 * adaptationRange.lowerBound).rounded(.down)))
+        let highest = min(
+            repetitionRange.upperBound,
+            Int((Double(base) * 1.25 * (1 + Double(maximumProgressionPercent) / 100) * adaptationRange.upperBound).rounded(.up)))
+        return (lowest...max(lowest, highest)).contains(recommended)
+    }
+
     /// Full weeks (7 days) from the first workout to today; 0 without one.
     let fullWeeks: Int
     /// The planned progression per week, in percent (negative counts as 0).

@@ -20,11 +20,16 @@ enum CrossAppEvents {
 
     /// Counts the event for the admin figures: its service's events that day, its user active.
     static func seen(_ db: Database, _ event: Event, user: String?) throws {
-        let day = String(event.at.prefix(10))
+        try seen(db, source: event.source, day: String(event.at.prefix(10)), user: user)
+    }
+
+    /// Counts one thing a user did in `source` on the UTC `day` (stats counts its own
+    /// workouts so: a fitness-assistant user who only trains is active too).
+    static func seen(_ db: Database, source: String, day: String, user: String?) throws {
         try db.cachedStatement(sql: """
                 INSERT INTO admin_day (day, metric, value) VALUES (?, ?, 1) ON CONFLICT (day, metric) DO UPDATE SET value = value + 1
                 """
-        ).execute(arguments: [day, "events:\(event.source)"])
+        ).execute(arguments: [day, "events:\(source)"])
         if let user { try db.cachedStatement(sql: "INSERT OR IGNORE INTO active_user (day, user_id) VALUES (?, ?)").execute(arguments: [day, user]) }
     }
 
@@ -53,11 +58,32 @@ enum CrossAppEvents {
     ]
 
     static var booking: EventSubscription {
-        EventSubscription(source: "booking", types: Set(bookingMetrics.keys)) { db, event in
-            guard let user = event.data["userId"]?.stringValue, let metric = bookingMetrics[event.type] else { return }
+        EventSubscription(source: "booking", types: Set(bookingMetrics.keys).union(["booking.created"])) { db, event in
+            guard let user = event.data["userId"]?.stringValue else { return }
             try seen(db, event, user: user)
-            try add(db, user: user, app: "booking", metric: metric, month: month(event), 1)
+            guard let metric = bookingMetrics[event.type] else { return }
+            if metric == "attended" || metric == "no_show", let booking = event.data["bookingId"]?.stringValue {
+                try mark(db, booking: booking, user: user, metric: metric, month: month(event))
+            } else {
+                try add(db, user: user, app: "booking", metric: metric, month: month(event), 1)
+            }
         }
+    }
+
+    /// Counts a booking's attendance mark once: staff may correct it (attended ↔ no_show),
+    /// and the correction moves the booking from the old figure (in the month it was
+    /// counted) to the new one.
+    static func mark(_ db: Database, booking: String, user: String, metric: String, month: String) throws {
+        if let previous = try Row.fetchOne(
+            db.cachedStatement(sql: "SELECT metric, month FROM booking_mark WHERE booking_id = ?"), arguments: [booking])
+        {
+            let (oldMetric, oldMonth): (String, String) = (previous[0], previous[1])
+            guard oldMetric != metric else { return }
+            try add(db, user: user, app: "booking", metric: oldMetric, month: oldMonth, -1)
+        }
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO booking_mark (booking_id, user_id, metric, month) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [booking, user, metric, month])
+        try add(db, user: user, app: "booking", metric: metric, month: month, 1)
     }
 
     static let goalStateTypes: Set<String> = ["goals.created", "goals.activated", "goals.withdrawn", "goals.completed", "goals.failed", "goals.progress.changed"]
@@ -87,8 +113,12 @@ enum CrossAppEvents {
     /// a new user's defaults) and deleted accounts (everything of the user goes,
     /// ``StatsAccountEvents``).
     static var auth: EventSubscription {
-        EventSubscription(source: "auth", types: ["auth.user.registered", "auth.user.deleted", "auth.user.profile_changed"]) { db, event in
+        EventSubscription(source: "auth", types: ["auth.user.registered", "auth.user.deleted", "auth.user.profile_changed", "auth.user.signed_in"]) { db, event in
             guard let user = event.data["userId"]?.stringValue else { return }
+            if event.type == "auth.user.signed_in" {
+                try seen(db, event, user: user)
+                return
+            }
             if event.type == "auth.user.deleted" {
                 try StatsAccountEvents.remove(db, user: user, at: Date())
                 return

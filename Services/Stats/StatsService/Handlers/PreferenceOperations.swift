@@ -82,7 +82,7 @@ struct PreferenceOperations: Sendable {
     var reset: ServiceOperation {
         .write(
             "stats.history.reset",
-            summary: "Deletes every workout of the caller (the statistics start again); the preferences stay. `confirm` must be the word `reset`, so no stray call wipes a history.",
+            summary: "Deletes every workout of the caller (the statistics start again); the preferences stay. `confirm` must be the word `reset`, so no stray call wipes a history. An offline upload of a workout begun before the reset is refused afterwards (`before_reset`), so a device's queued retry does not bring it back.",
             auth: .authenticated, request: .object(["confirm": .string(minLength: 1, maxLength: 20)], required: ["confirm"]),
             response: .object(["workoutsDeleted": .integer(minimum: 0)], required: ["workoutsDeleted"])
         ) { (context, input: ResetRequest, db: Database) -> JSONValue in
@@ -91,7 +91,11 @@ struct PreferenceOperations: Sendable {
             try db.execute(sql: "DELETE FROM workout_exercise WHERE user_id = ?", arguments: [user])
             try db.execute(sql: "DELETE FROM training_day WHERE user_id = ?", arguments: [user])
             try db.execute(sql: "DELETE FROM workout WHERE user_id = ?", arguments: [user])
-            return ["workoutsDeleted": .integer(Int64(db.changesCount))]
+            let deleted = db.changesCount
+            try db.execute(
+                sql: "INSERT INTO history_reset (user_id, reset_ms) VALUES (?, ?) ON CONFLICT (user_id) DO UPDATE SET reset_ms = excluded.reset_ms",
+                arguments: [user, Instant.milliseconds(context.receivedAt)])
+            return ["workoutsDeleted": .integer(Int64(deleted))]
         }
     }
 }

@@ -24,5 +24,7 @@ enum StatsEvents {
         data["startedAt"] = .string(Instant.format(Instant.date(milliseconds: startedMs)))
         data["endedAt"] = .string(Instant.format(Instant.date(milliseconds: endedMs)))
         try Outbox.append(db, type: "stats.workout.completed", data: JSONValue.object(data), at: date)
+        // The admins' figures: a workout is something the user did in the fitness app that day.
+        try CrossAppEvents.seen(db, source: "stats", day: String(Instant.format(date).prefix(10)), user: user)
     }
 }

@@ -42,6 +42,7 @@ struct SyncOperations: Sendable {
             "problem": JSONSchema.oneOf([
                 "completed_too_early", "not_in_order", "in_future", "negative_repetitions", "empty", "too_many", "ends_before_shown",
                 "unknown_exercise", "overlaps_another_workout", "bad_id", "duplicate_in_upload", "too_old", "too_long",
+                "shown_before_previous_ended", "no_repetitions", "too_many_repetitions", "implausible_recommendation", "before_reset",
             ]),
             "index": JSONSchema.integer(minimum: 0).described("the exercise's position, when it is about one"),
             "missingSeconds": .integer(minimum: 1),
@@ -58,6 +59,9 @@ struct SyncOperations: Sendable {
         switch problem {
         case .completedTooEarly(let index, let missing): Self.problem("completed_too_early", index: index, missingSeconds: missing)
         case .notInOrder(let index): Self.problem("not_in_order", index: index)
+        case .shownBeforePreviousEnded(let index): Self.problem("shown_before_previous_ended", index: index)
+        case .noRepetitions(let index): Self.problem("no_repetitions", index: index)
+        case .tooManyRepetitions(let index): Self.problem("too_many_repetitions", index: index)
         case .inFuture(let index): Self.problem("in_future", index: index)
         case .negativeRepetitions(let index): Self.problem("negative_repetitions", index: index)
         case .empty: Self.problem("empty")
@@ -68,7 +72,7 @@ struct SyncOperations: Sendable {
     var sync: ServiceOperation {
         .write(
             "stats.workouts.sync",
-            summary: "Uploads workouts done offline (at most 50 a call): the app's `id`, the countdown it ran with, the level (default the preferences'), and each exercise shown in order with the device's `shownAt` and `completedAt` (or when it was skipped), the repetitions and the recommendation shown. Checked for plausibility: no exercise completed before its countdown plus 3 s could end (2 s of tolerance for device clocks), exercises in order, nothing more than 5 minutes in the future nor more than a year ago, at most six hours long, no overlap with another workout of the user (an open one runs until now), known exercises, each id once per upload. `{accepted: [{id, score, exercisesDone}], already: [id], refused: [{id, problems}]}`: every workout sent is in one of the three.",
+            summary: "Uploads workouts done offline (at most 50 a call): the app's `id`, the countdown it ran with, the level (default the preferences'), and each exercise shown in order with the device's `shownAt` and `completedAt` (or when it was skipped), the repetitions and the recommendation shown. Checked for plausibility: no exercise completed before its countdown plus 3 s could end (2 s of tolerance for device clocks), exercises in order and one at a time (each shown once the one before was completed or skipped), 1 to 1,000 repetitions for a completed one, a recommendation the formula can give at the workout's level (0.64 to 3 times the exercise's base repetitions), nothing begun before the user's last history reset, nothing more than 5 minutes in the future nor more than a year ago, at most six hours long, no overlap with another workout of the user (an open one runs until now), known exercises, each id once per upload. `{accepted: [{id, score, exercisesDone}], already: [id], refused: [{id, problems}]}`: every workout sent is in one of the three.",
             auth: .authenticated,
             request: .object(
                 [
@@ -91,6 +95,7 @@ struct SyncOperations: Sendable {
             let user = try context.requirePrincipal().userID
             let now = context.receivedAt
             let preferences = try UserPreferences.load(db, user: user)
+            let resetMs = try Int64.fetchOne(db.cachedStatement(sql: "SELECT reset_ms FROM history_reset WHERE user_id = ?"), arguments: [user])
             // The whole catalog once (withdrawn exercises too: past workouts may name them).
             let catalog = Dictionary(uniqueKeysWithValues: try ExerciseRecords.all(db, activeOnly: false).map { ($0.id, $0) })
             var accepted: [JSONValue] = []
@@ -110,7 +115,8 @@ struct SyncOperations: Sendable {
                     already.append(.string(workout.id))
                     continue
                 }
-                let problems = try Self.problems(db, user: user, workout, catalog: catalog, now: now)
+                let problems = try Self.problems(
+                    db, user: user, workout, catalog: catalog, level: workout.level ?? preferences.preferences.level, resetMs: resetMs, now: now)
                 guard problems.isEmpty else {
                     refused.append(["id": .string(workout.id), "problems": .array(problems)])
                     continue
@@ -130,7 +136,9 @@ struct SyncOperations: Sendable {
     static func milliseconds(_ text: String) -> Int64 { Instant.parse(text).map(Instant.milliseconds) ?? 0 }
 
     /// Everything wrong with one uploaded workout (none: it can be stored).
-    static func problems(_ db: Database, user: String, _ workout: WorkoutInput, catalog: [String: Exercise], now: Date) throws -> [JSONValue] {
+    static func problems(
+        _ db: Database, user: String, _ workout: WorkoutInput, catalog: [String: Exercise], level: FitnessLevel, resetMs: Int64?, now: Date
+    ) throws -> [JSONValue] {
         let exercises = workout.exercises.map {
             CompletionTiming.OfflineExercise(
                 shownAt: milliseconds($0.shownAt), completedAt: milliseconds($0.completedAt), repetitions: $0.repetitions, skipped: $0.skipped == true)
@@ -142,9 +150,18 @@ struct SyncOperations: Sendable {
         for (index, exercise) in exercises.enumerated() where exercise.completedAt < exercise.shownAt {
             problems.append(Self.problem("ends_before_shown", index: index))
         }
-        for (index, exercise) in workout.exercises.enumerated() where catalog[exercise.exerciseId] == nil {
-            problems.append(Self.problem("unknown_exercise", index: index))
+        for (index, exercise) in workout.exercises.enumerated() {
+            guard let known = catalog[exercise.exerciseId] else {
+                problems.append(Self.problem("unknown_exercise", index: index))
+                continue
+            }
+            // The score weighs done against the recommendation: one the app could not have
+            // shown (a recommendation of 1 for a perfect score) is refused.
+            if exercise.skipped != true, !RepetitionRecommendation.plausible(exercise.recommended, base: known.baseRepetitions.at(level)) {
+                problems.append(Self.problem("implausible_recommendation", index: index))
+            }
         }
+        if let resetMs, let first = exercises.first?.shownAt, first <= resetMs { problems.append(Self.problem("before_reset")) }
         if let first = exercises.first?.shownAt, let last = exercises.map(\.completedAt).max(), first <= last {
             let nowMs = Instant.milliseconds(now)
             if first < nowMs - Self.oldest { problems.append(Self.problem("too_old")) }

@@ -31,6 +31,10 @@ struct WorkoutOperations: Sendable {
         var planned: Int
         var countdownSeconds: Int
         var startedMs: Int64
+        /// The level the workout started at: its recommendations and scores keep it, so a
+        /// level changed mid-workout does not score an easy recommendation at a higher
+        /// weight. `nil` for workouts from before it was kept (the preferences' level).
+        var level: FitnessLevel?
         var steps: [Step]
 
         /// The exercise on screen: the last one shown and not yet done or skipped.
@@ -42,11 +46,11 @@ struct WorkoutOperations: Sendable {
 
         static func load(_ db: Database, user: String, id: String) throws -> Workout? {
             var workout: Workout?
-            try db.cachedStatement(sql: "SELECT state, planned, countdown_seconds, started_ms FROM workout WHERE user_id = ? AND id = ?")
+            try db.cachedStatement(sql: "SELECT state, planned, countdown_seconds, started_ms, level FROM workout WHERE user_id = ? AND id = ?")
                 .forEachRow(arguments: [user, id]) { row in
                     workout = Workout(
                         id: id, state: row.string(0), planned: Int(row.integer(1) ?? 0), countdownSeconds: Int(row.integer(2) ?? 0),
-                        startedMs: row.integer(3) ?? 0, steps: [])
+                        startedMs: row.integer(3) ?? 0, level: row.text(4).flatMap(FitnessLevel.init(rawValue:)), steps: [])
                 }
             guard var found = workout else { return nil }
             try db.cachedStatement(sql: """
@@ -108,8 +112,9 @@ struct WorkoutOperations: Sendable {
         ).forEachRow(arguments: [user, exercise.id]) { row in
             history.insert(ExerciseResult(exerciseID: exercise.id, recommended: Int(row.integer(0) ?? 1), done: Int(row.integer(1) ?? 0)), at: 0)
         }
-        let recommendation = RepetitionRecommendation(
-            exercise: exercise, preferences: preferences.preferences, firstWorkout: first, today: today, history: history)
+        var settings = preferences.preferences
+        if let level = workout.level { settings.level = level }
+        let recommendation = RepetitionRecommendation(exercise: exercise, preferences: settings, firstWorkout: first, today: today, history: history)
         let attempt = (workout.steps.last { $0.number == number }?.attempt ?? 0) + 1
         let step = Step(
             number: number, attempt: attempt, exerciseID: exercise.id, bodyPart: exercise.bodyPart, recommended: recommendation.repetitions,
@@ -153,10 +158,15 @@ struct WorkoutOperations: Sendable {
             }
             let p = preferences.preferences
             try db.cachedStatement(sql: """
-                    INSERT INTO workout (user_id, id, state, source, planned, countdown_seconds, started_ms, day) VALUES (?, ?, 'open', 'live', ?, ?, ?, ?)
+                    INSERT INTO workout (user_id, id, state, source, planned, countdown_seconds, started_ms, day, level)
+                    VALUES (?, ?, 'open', 'live', ?, ?, ?, ?, ?)
                     """
-            ).execute(arguments: [user, id, p.exercisesPerWorkout, p.countdownSeconds, Instant.milliseconds(now), preferences.clock.local(now).date.description])
-            var workout = Workout(id: id, state: "open", planned: p.exercisesPerWorkout, countdownSeconds: p.countdownSeconds, startedMs: Instant.milliseconds(now), steps: [])
+            ).execute(arguments: [
+                user, id, p.exercisesPerWorkout, p.countdownSeconds, Instant.milliseconds(now), preferences.clock.local(now).date.description, p.level.rawValue,
+            ])
+            var workout = Workout(
+                id: id, state: "open", planned: p.exercisesPerWorkout, countdownSeconds: p.countdownSeconds, startedMs: Instant.milliseconds(now), level: p.level,
+                steps: [])
             let (step, exercise) = try Self.show(db, user: user, workout: &workout, number: 1, avoiding: nil, preferences: preferences, now: now)
             return Self.stepView(workout, step, exercise: exercise, language: language)
         }
@@ -186,12 +196,12 @@ struct WorkoutOperations: Sendable {
     var complete: ServiceOperation {
         .write(
             "stats.workout.complete",
-            summary: "Completes the exercise on screen (`number` and `exerciseId` name it) with the repetitions the user settled on, once its countdown plus 3 s have passed since it was shown (server time; earlier: conflict `too_early` with `remainingSeconds`). Scores it and shows the next one, or finishes the workout after N: `{result, next, finished, summary}`.",
+            summary: "Completes the exercise on screen (`number` and `exerciseId` name it) with the repetitions the user settled on (1 to 1,000: an exercise not done is skipped), once its countdown plus 3 s have passed since it was shown (server time; earlier: conflict `too_early` with `remainingSeconds`). Scores it at the level the workout started at and shows the next one, or finishes the workout after N: `{result, next, finished, summary}`.",
             auth: .authenticated,
             request: .object(
                 [
                     "workoutId": .string(minLength: 1, maxLength: 100), "number": .integer(minimum: 1, maximum: 30),
-                    "exerciseId": .string(minLength: 1, maxLength: 100), "repetitions": .integer(minimum: 0, maximum: 10_000),
+                    "exerciseId": .string(minLength: 1, maxLength: 100), "repetitions": .integer(minimum: 1, maximum: Int64(Self.maximumRepetitions)),
                 ], required: ["workoutId", "number", "exerciseId", "repetitions"]),
             response: .object(
                 ["result": Self.resultSchema, "next": Self.stepSchema.nullable(), "finished": .boolean, "summary": Self.summarySchema.nullable()],
@@ -209,7 +219,7 @@ struct WorkoutOperations: Sendable {
                     details: ["reason": "too_early", "remainingSeconds": .integer(Int64(remaining))])
             }
             let preferences = try UserPreferences.load(db, user: user)
-            let level = preferences.preferences.level
+            let level = workout.level ?? preferences.preferences.level
             let score = ExerciseScore.score(done: input.repetitions, recommended: step.recommended, level: level)
             let day = preferences.clock.local(now).date.description
             try db.cachedStatement(sql: """
@@ -242,17 +252,30 @@ struct WorkoutOperations: Sendable {
         var workoutId: String
     }
 
+    struct SkipRequest: Codable, Sendable {
+        var workoutId: String
+        var number: Int?
+        var exerciseId: String?
+    }
+
+    /// The most repetitions (or seconds held) one exercise may report, live or offline.
+    static let maximumRepetitions = CompletionTiming.maximumRepetitions
+
     var skip: ServiceOperation {
         .write(
             "stats.workout.skip",
-            summary: "Skips the exercise on screen: it scores nothing, and another one (never the skipped one while the catalog has others) is shown under the same number with its own recommendation and a fresh countdown.",
-            auth: .authenticated, request: .object(["workoutId": .string(minLength: 1, maxLength: 100)], required: ["workoutId"]),
+            summary: "Skips the exercise on screen: it scores nothing, and another one (never the skipped one while the catalog has others) is shown under the same number with its own recommendation and a fresh countdown. Send `number` and `exerciseId` of the exercise on screen, as for complete, so a retried skip cannot skip the next one too (conflict `not_current`). At most 49 skips under one number (then conflict `too_many_skips`).",
+            auth: .authenticated,
+            request: .object(
+                ["workoutId": .string(minLength: 1, maxLength: 100), "number": .integer(minimum: 1, maximum: 30), "exerciseId": .string(minLength: 1, maxLength: 100)],
+                required: ["workoutId"]),
             response: Self.stepSchema
-        ) { (context, input: WorkoutRequest, db: Database) -> JSONValue in
+        ) { (context, input: SkipRequest, db: Database) -> JSONValue in
             let user = try context.requirePrincipal().userID
             let now = context.receivedAt
             var workout = try Workout.open(db, user: user, id: input.workoutId)
-            guard let step = workout.current else { throw ServiceError.conflict("no exercise is on screen", reason: "not_current") }
+            guard let step = workout.current, input.number.map({ $0 == step.number }) ?? true, input.exerciseId.map({ $0 == step.exerciseID }) ?? true
+            else { throw ServiceError.conflict("that is not the exercise on screen", reason: "not_current") }
             guard step.attempt < 50 else { throw ServiceError.conflict("too many skips of one exercise", reason: "too_many_skips") }
             try db.cachedStatement(sql: "UPDATE workout_exercise SET state = 'skipped', completed_ms = ? WHERE user_id = ? AND workout_id = ? AND number = ? AND attempt = ?")
                 .execute(arguments: [Instant.milliseconds(now), user, workout.id, step.number, step.attempt])

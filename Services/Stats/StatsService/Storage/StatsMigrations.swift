@@ -158,6 +158,29 @@ enum StatsMigrations {
             try db.execute(sql: TrainingRunSchema.triggers)
             try db.execute(sql: TrainingRunSchema.backfill)
         }
+        // `booking_mark`: each booking's attendance mark as counted, so a corrected mark
+        // (attended ↔ no_show) moves the count instead of adding a second one (marks
+        // counted before this migration have no row: a later correction of one of them
+        // adds only). `workout.level`: the level a live workout started at, which its
+        // recommendations and scores keep (NULL for older ones: the preferences').
+        // `history_reset`: when the user last reset their history, so an offline upload of
+        // a workout from before it, sent again, does not bring it back.
+        migrator.registerMigration("stats-4") { db in
+            try db.execute(sql: """
+                CREATE TABLE booking_mark (
+                    booking_id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL,
+                    metric TEXT NOT NULL,
+                    month TEXT NOT NULL
+                ) WITHOUT ROWID;
+                CREATE INDEX booking_mark_user ON booking_mark(user_id);
+                ALTER TABLE workout ADD COLUMN level TEXT;
+                CREATE TABLE history_reset (
+                    user_id TEXT PRIMARY KEY,
+                    reset_ms INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
     }
 }
 
