@@ -29,6 +29,12 @@ struct StatsFlowTests {
         return reply
     }
 
+    /// The problems of each refused workout of a sync's reply, by id.
+    static func problems(refused reply: JSONValue) -> [String: Set<String>] {
+        Dictionary(
+            uniqueKeysWithValues: (reply["refused"]?.arrayValue ?? []).map { ($0["id"]?.stringValue ?? "", Set(($0["problems"]?.arrayValue ?? []).compactMap { $0["problem"]?.stringValue })) })
+    }
+
     @Test("preferences, a workout with an early completion, a skip and a wrong exercise, the score; other users' workouts are not theirs")
     func workout() async throws {
         try await InProcessService.with(StatsService.definition) { service in
@@ -256,8 +262,7 @@ struct StatsFlowTests {
                 "exercises": [["exerciseId": "squat", "shownAt": at(1_200), "completedAt": at(1_220), "repetitions": 12, "recommended": 12]],
             ]
             let reply = try await Self.ok(service, "stats.workouts.sync", ["workouts": [crammed, easy, kept]])
-            let refused = Dictionary(
-                uniqueKeysWithValues: (reply["refused"]?.arrayValue ?? []).map { ($0["id"]?.stringValue ?? "", Set(($0["problems"]?.arrayValue ?? []).compactMap { $0["problem"]?.stringValue })) })
+            let refused = Self.problems(refused: reply)
             #expect(refused["crammed-workout-1"] == ["shown_before_previous_ended"])
             #expect(refused["easy-workout-1"] == ["implausible_recommendation"])
             #expect(reply["accepted"]?.arrayValue?.map { $0["id"] } == ["kept-workout-1"])
@@ -303,8 +308,7 @@ struct StatsFlowTests {
             let reply = try await Self.ok(service, "stats.workouts.sync", ["workouts": [good, tooEarly, overlapping, future]])
             // Advanced (weight 1.5): 100 % → 150, capped at twice the recommendation → 300.
             #expect(reply["accepted"] == [["id": "offline-workout-1", "score": 450, "exercisesDone": 2]])
-            let refused = Dictionary(
-                uniqueKeysWithValues: (reply["refused"]?.arrayValue ?? []).map { ($0["id"]?.stringValue ?? "", Set(($0["problems"]?.arrayValue ?? []).compactMap { $0["problem"]?.stringValue })) })
+            let refused = Self.problems(refused: reply)
             #expect(refused["offline-workout-2"] == ["completed_too_early", "not_in_order", "negative_repetitions", "unknown_exercise"])
             #expect(refused["offline-workout-3"] == ["overlaps_another_workout"])
             #expect(refused["offline-workout-4"] == ["in_future"])
