@@ -88,7 +88,7 @@ struct SavingsRulesTests {
                 .field == "deadline")
     }
 
-    @Test("a missed, a smaller and a larger deposit spread the rest over what is left; too late offers the nearest deadline")
+    @Test("a missed, a smaller and a larger deposit spread the rest over what is left; a part paid on the last date leaves the rest due that day; too late offers the nearest deadline")
     func rebalanceExamples() throws {
         let deadline = Self.today.adding(days: 7 * 9)
         let terms = PlanTerms(method: .equal, target: 10_000, start: Self.today, deadline: deadline, interval: .week)
@@ -106,6 +106,13 @@ struct SavingsRulesTests {
         // Past the deadline with money still missing: the next date of the series is offered.
         let late = PlanRebalance.remaining(terms, saved: 9_000, lastDeposit: deadline, today: deadline.adding(days: 2))
         #expect(late == .unreachable(remaining: 1_000, nearestDeadline: deadline.adding(days: 7)))
+        // On the deadline itself, after a part of the last installment: the rest is still due that day.
+        let lastDay = PlanRebalance.remaining(terms, saved: 9_500, lastDeposit: deadline, today: deadline)
+        #expect(lastDay == .onSchedule([Installment(date: deadline, amount: 500, cumulative: 10_000)]))
+        // An earlier installment paid in part keeps covering its day while later dates are left.
+        let midway = PlanRebalance.remaining(terms, saved: 500, lastDeposit: Self.today, today: Self.today)
+        guard case .onSchedule(let rest) = midway else { Issue.record("\(midway)"); return }
+        #expect(rest.first?.date == Self.today.adding(days: 7) && rest.count == 9)
     }
 
     @Test("the pace: expected by today against saved, integer percent")

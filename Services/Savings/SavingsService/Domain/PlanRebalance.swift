@@ -19,11 +19,21 @@ public enum PlanRebalance {
 
     /// The rest of `terms`' plan, with `saved` minor units deposited, the last deposit on
     /// `lastDeposit`, seen on `today`. An installment is still due when its date is today or
-    /// later and after the last deposit (a deposit covers the installment of its day).
+    /// later and after the last deposit (a deposit covers the installment of its day),
+    /// except that a part paid on the last date left does not use that date up: the rest
+    /// is still due that day, and the plan is unreachable only once no date is left.
     public static func remaining(_ terms: PlanTerms, saved: Int64, lastDeposit: LocalDate?, today: LocalDate) -> Outcome {
+        let outcome = remaining(terms, saved: saved, from: max(today, terms.start), after: lastDeposit)
+        guard case .unreachable = outcome, let lastDeposit, lastDeposit >= max(today, terms.start) else { return outcome }
+        return remaining(terms, saved: saved, from: max(today, terms.start), after: nil)
+    }
+
+    /// ``remaining(_:saved:lastDeposit:today:)`` from the first date on or after `from`,
+    /// and after `after` when that is later.
+    private static func remaining(_ terms: PlanTerms, saved: Int64, from start: LocalDate, after lastDeposit: LocalDate?) -> Outcome {
         let remaining = terms.target - saved
         guard remaining > 0 else { return .completed }
-        var from = max(today, terms.start)
+        var from = start
         if let lastDeposit, lastDeposit >= from { from = lastDeposit.adding(days: 1) }
         let firstIndex = terms.interval.firstIndex(onOrAfter: from, from: terms.start)
         let next = terms.interval.date(firstIndex, from: terms.start)

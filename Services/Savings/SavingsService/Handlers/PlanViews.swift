@@ -37,7 +37,7 @@ struct InstallmentWriter {
     }
 
     static let schema = JSONSchema.object(
-        ["date": .string(format: .date), "amount": Money.schema, "cumulative": Money.schema], required: ["date", "amount", "cumulative"])
+        ["date": .string(format: .date), "amount": Money.schema, "cumulative": PlanViews.sum], required: ["date", "amount", "cumulative"])
 }
 
 /// One installment as a member of a larger reply (a plan's `next`).
@@ -121,7 +121,8 @@ struct PlanView: Sendable, JSONWrittenOnly {
         object.field("createdAt", plan.createdAt)
         object.field("deadline", plan.terms.deadline?.description)
         object.field("deposits", Int64(plan.deposits))
-        object.field("expected", money(open ? pace.expected : plan.saved))
+        // What the plan as made expected by today (for a closed plan too: never what was saved).
+        object.field("expected", money(min(pace.expected, plan.terms.target)))
         object.field("id", plan.id)
         object.field("installmentsLeft", Int64(schedule.count))
         object.field("interval", plan.terms.interval.rawValue)
@@ -130,7 +131,7 @@ struct PlanView: Sendable, JSONWrittenOnly {
         object.field("name", plan.name)
         object.field("nearestDeadline", nearestDeadline?.description)
         object.field("next", schedule.first.map { InstallmentView(installment: $0, currency: currency) })
-        object.field("onTrack", !open || pace.onTrack)
+        object.field("onTrack", !open || (status != "unreachable" && pace.onTrack))
         object.field("params", json: paramsJSON)
         object.field("percent", Int64(pace.percent))
         object.field("reachDate", schedule.last?.date.description)
@@ -196,6 +197,9 @@ enum PlanViews {
 
     /// An amount a user gives: at least one minor unit, within the contract's range.
     static let positive = Money.schema(minor: 1...SavingsSchedule.maximumAmount)
+    /// A sum of amounts (saved in a plan, totals over plans): each amount is within the
+    /// contract's range, their sum need not be.
+    static let sum = Money.schema(minor: 0...Int64.max)
 
     static let paramsSchema = JSONSchema.object(
         [
@@ -209,10 +213,10 @@ enum PlanViews {
             "id": .string(), "name": .string(), "method": .oneOf(SavingMethod.allCases.map(\.rawValue)),
             "interval": .oneOf(SavingInterval.allCases.map(\.rawValue)), "target": Money.schema, "startDate": .string(format: .date),
             "deadline": JSONSchema.string(format: .date).nullable(), "params": paramsSchema, "state": .oneOf(PlanState.allCases.map(\.rawValue)),
-            "saved": Money.schema, "remaining": Money.schema, "percent": .integer(minimum: 0, maximum: 100),
+            "saved": sum, "remaining": Money.schema, "percent": .integer(minimum: 0, maximum: 100),
             "status": JSONSchema.oneOf(["on_track", "behind", "unreachable", "completed", "cancelled"]).described(
                 "on_track/behind: against the plan as made; unreachable: no installment date is left before the deadline (see nearestDeadline)"),
-            "onTrack": .boolean, "expected": Money.schema.described("what the plan as made expected saved by today"),
+            "onTrack": .boolean, "expected": Money.schema.described("what the plan as made expected saved by today (at most the target)"),
             "behind": Money.schema.described("how far behind that (zero when on track)"),
             "nearestDeadline": JSONSchema.string(format: .date).nullable().described("when unreachable: the first date the rest could be saved by"),
             "next": InstallmentWriter.schema.nullable().described("the next installment of the rebalanced schedule"),

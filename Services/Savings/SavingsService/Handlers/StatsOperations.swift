@@ -9,8 +9,8 @@ struct StatsOperations: Sendable {
 
     static let totalSchema = JSONSchema.object(
         [
-            "currency": .string(format: .currency), "plans": .integer(minimum: 0), "target": Money.schema, "saved": Money.schema,
-            "remaining": Money.schema, "savedAllTime": Money.schema.described("saved in every plan of this currency, closed ones too"),
+            "currency": .string(format: .currency), "plans": .integer(minimum: 0), "target": PlanViews.sum, "saved": PlanViews.sum,
+            "remaining": PlanViews.sum, "savedAllTime": PlanViews.sum.described("saved in every plan of this currency, closed ones too"),
         ], required: ["currency", "plans", "target", "saved", "remaining", "savedAllTime"])
 
     var stats: ServiceOperation {
