@@ -68,6 +68,25 @@ struct SchemaCheckingTests {
         #expect(read.validate(["items": [Self.valid.merging(["status": "lost"])]]) == ["items[0].status": "must be one of: booked, cancelled"])
     }
 
+    @Test("as JSON Schema: a nullable enum lists null, a local time is `local-time` with a pattern (JSON Schema's `time` is RFC 3339's), read back the same")
+    func standardKeywords() throws {
+        let sanction = JSONSchema.oneOf(["forfeit", "none"]).nullable()
+        #expect(sanction.jsonValue == ["type": ["string", "null"], "enum": ["forfeit", "none", .null]])
+        #expect(try JSONSchema(jsonValue: sanction.jsonValue).jsonValue == sanction.jsonValue)
+        #expect(sanction.validate(.null).isEmpty)
+        let time = JSONSchema.string(format: .time)
+        #expect(time.jsonValue["format"] == "local-time" && time.jsonValue["pattern"] == "^([01][0-9]|2[0-3]):[0-5][0-9]$")
+        #expect(try JSONSchema(jsonValue: time.jsonValue).jsonValue == time.jsonValue)
+        // What older services wrote is read as the same format.
+        let older = try JSONSchema(jsonValue: ["type": "string", "format": "time", "maxLength": 5])
+        #expect(older.validate("09:30").isEmpty && !older.validate("09:30:00Z").isEmpty)
+        // The pattern agrees with the format's own check on every minute of the day and around it.
+        let pattern = try Regex(try #require(time.jsonValue["pattern"]?.stringValue))
+        for text in ["00:00", "23:59", "24:00", "9:30", "09:60", "19:5", "ab:cd", "12:345"] {
+            #expect((text.wholeMatch(of: pattern) != nil) == time.validate(.string(text)).isEmpty, "\(text)")
+        }
+    }
+
     @Test("documents outside the subset are refused with the reason")
     func unreadable() {
         #expect(throws: SchemaParsingError("unknown type tuple")) { try JSONSchema(jsonValue: ["type": "tuple"]) }

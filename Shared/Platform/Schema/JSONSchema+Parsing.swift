@@ -50,11 +50,15 @@ extension JSONSchema {
             schema = .object(properties, required: required, additional: additional)
         case "string":
             if let allowed = members["enum"]?.arrayValue {
+                // (A nullable enum lists null too; `type` says it is nullable.)
                 schema = .oneOf(allowed.compactMap(\.stringValue))
             } else {
                 var format: StringFormat?
                 if let name = members["format"]?.stringValue {
-                    guard let known = StringFormat(rawValue: name) else { throw SchemaParsingError("unknown format \(name)") }
+                    // `time`: what `local-time` was written as before (README, "describe").
+                    guard let known = StringFormat(rawValue: name == "time" ? StringFormat.time.rawValue : name) else {
+                        throw SchemaParsingError("unknown format \(name)")
+                    }
                     format = known
                 }
                 schema = .string(

@@ -121,11 +121,15 @@ extension JSONSchema {
         case .string(let minLength, let maxLength, let format, let allowed):
             members = ["type": "string"]
             if let allowed {
-                members["enum"] = .array(allowed.map { .string($0) })
+                // `null` too when the value may be null: an enum is checked on its own.
+                members["enum"] = .array(allowed.map { .string($0) } + (isNullable ? [.null] : []))
             } else {
                 if minLength > 0 { members["minLength"] = .integer(Int64(minLength)) }
                 members["maxLength"] = .integer(Int64(maxLength))
-                if let format { members["format"] = .string(format.rawValue) }
+                if let format {
+                    members["format"] = .string(format.rawValue)
+                    if let pattern = format.pattern { members["pattern"] = .string(pattern) }
+                }
             }
         case .integer(let minimum, let maximum):
             members = ["type": "integer"]

@@ -106,8 +106,9 @@ public enum StringFormat: String, Sendable {
     case date
     /// An RFC 3339 instant with its offset (`2026-11-22T10:00:00.000Z`).
     case dateTime = "date-time"
-    /// A local time `HH:MM`.
-    case time
+    /// A local time `HH:MM`. Written as `local-time` with a `pattern` (``JSONSchema/jsonValue``):
+    /// JSON Schema's own `time` is RFC 3339's full-time (`09:30:00Z`), which it is not.
+    case time = "local-time"
     /// A phone number in E.164 form (`+79161234567`).
     case e164
     /// An IANA time zone name (`Europe/Moscow`).
@@ -140,6 +141,15 @@ public enum StringFormat: String, Sendable {
             guard let first = text.utf8.first, alphanumeric(first) else { return false }
             return text.utf8.allSatisfy { alphanumeric($0) || $0 == 0x2D || $0 == 0x5F || $0 == 0x2E }
         case .name: return Formats.isName(text)
+        }
+    }
+
+    /// A regular expression (ECMA-262, as JSON Schema's `pattern`) for generic
+    /// validators, where the format's name is not JSON Schema's own.
+    var pattern: String? {
+        switch self {
+        case .time: "^([01][0-9]|2[0-3]):[0-5][0-9]$"
+        default: nil
         }
     }
 
