@@ -141,6 +141,47 @@ struct EdgeFlowTests {
         }
     }
 
+    @Test("HTTP/1.x as its RFCs ask: Host once, no chunked HTTP/1.0, no CONNECT, close after a 1.0 answer, 100 Continue, HEAD, a request id and a date on every answer")
+    func httpConformance() async throws {
+        try await Self.with(services: ["auth"], edge: ["BACKEND_EDGE_CORS_ORIGINS": "https://app.example"]) { stack, edge in
+            let bind = try HostAndPort(stack.configuration.edgeBind, name: "edge")
+            func exchange(_ text: String, timeout: Duration = .seconds(5)) async throws -> (String, Duration) {
+                let started = ContinuousClock.now
+                let bytes = try await HTTPTestClient.exchange(host: bind.host, port: bind.port, sending: [Data(text.utf8)], timeout: timeout)
+                return (String(decoding: bytes, as: UTF8.self), ContinuousClock.now - started)
+            }
+            for (request, why) in [
+                ("POST /v1/auth.health HTTP/1.1\r\nContent-Length: 0\r\n\r\n", "Host"),
+                ("POST /v1/auth.health HTTP/1.1\r\nHost: a\r\nHost: b\r\nContent-Length: 0\r\n\r\n", "Host"),
+                ("POST /v1/auth.health HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", "Transfer-Encoding"),
+            ] {
+                let (text, took) = try await exchange(request)
+                let answer = try HTTPTestClient.parse(Data(text.utf8))
+                #expect(answer.status == 400 && answer.code == "bad_request" && answer.json?["message"]?.stringValue?.contains(why) == true, "\(request) → \(text)")
+                #expect(answer.headers["connection"] == "close" && answer.headers["date"]?.hasSuffix(" GMT") == true && took < .seconds(4), "\(text)")
+            }
+            // CONNECT: no tunnel, and no connection held.
+            let (tunnel, tunnelTook) = try await exchange("CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n")
+            #expect(tunnel.isEmpty && tunnelTook < .seconds(4))
+            // HTTP/1.0 without keep-alive: the answer says close, and the connection is closed after it.
+            let (old, took) = try await exchange("POST /v1/auth.health HTTP/1.0\r\nContent-Length: 0\r\n\r\n")
+            let oldAnswer = try HTTPTestClient.parse(Data(old.utf8))
+            #expect(oldAnswer.status == 200 && oldAnswer.headers["connection"] == "close" && took < .seconds(4), "\(old)")
+            // Expect: 100-continue is answered at once, then the request's own answer.
+            let (continued, _) = try await exchange(
+                "POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+            #expect(continued.hasPrefix("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200"), "\(continued)")
+            // HEAD: the GET's headers and length, no body.
+            let get = try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/openapi.json")
+            let head = try await HTTPTestClient.send("HEAD", "\(edge.baseURL)/v1/openapi.json")
+            #expect(head.status == 200 && head.body.isEmpty && head.headers["content-length"] == String(get.body.count), "\(head.headers)")
+            // Every answer names its request, a missing path's too; with CORS on, every answer varies by Origin.
+            let missing = try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/nowhere/at/all", headers: ["X-Request-Id": "mine-1"])
+            #expect(missing.status == 404 && missing.headers["x-request-id"] == "mine-1" && missing.headers["vary"] == "Origin")
+            #expect(get.headers["x-request-id"] != nil && get.headers["vary"] == "Origin")
+        }
+    }
+
     @Test("an image is uploaded as its raw body and served by URL with ETag, long-lived caching and 304 revalidation")
     func media() async throws {
         try await Self.with(services: ["auth", "goals"]) { _, edge in

@@ -159,7 +159,7 @@ struct EdgeStackTests {
         }
     }
 
-    @Test("with a certificate and key the edge speaks HTTPS only, with HSTS")
+    @Test("with a certificate and key the edge speaks HTTPS only, with HSTS and modern cipher suites")
     func https() async throws {
         try await TestStack.with(services: ["auth"], extraEnvironment: EdgeFlowTests.fastAuth) { stack in
             let certificate = stack.directory.url.appendingPathComponent("edge.crt").path
@@ -180,6 +180,17 @@ struct EdgeStackTests {
             #expect(up, "\(answer)\n\(stack.process("edge")?.output ?? "")")
             #expect(answer.hasPrefix("HTTP/1.1 200") && answer.contains("\"status\":\"ok\""), "\(answer)")
             #expect(answer.lowercased().contains("strict-transport-security: max-age="))
+            // TLS 1.2 offers forward secrecy and AEAD only; TLS 1.1 is refused.
+            let host = stack.configuration.edgeBind
+            for (arguments, accepted) in [
+                (["-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-GCM-SHA256"], true), (["-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-SHA"], false),
+                (["-tls1_2", "-cipher", "AES128-SHA"], false), (["-tls1_1", "-cipher", "ALL:@SECLEVEL=0"], false),
+            ] {
+                let handshake = try await Self.run(
+                    ["sh", "-c", "openssl s_client -connect \(host) \(arguments.joined(separator: " ")) -CAfile \(certificate) < /dev/null"],
+                    in: stack.directory, timeout: .seconds(10))
+                #expect((handshake.status == 0 && handshake.output.contains("Cipher is ECDHE")) == accepted, "\(arguments): \(handshake.output.suffix(600))")
+            }
             // Plain HTTP on the TLS port gets no answer.
             let plain = try? await HTTPTestClient.send("POST", "http://\(stack.configuration.edgeBind)/v1/auth.health", timeout: .seconds(3))
             #expect(plain == nil || plain?.status != 200)

@@ -77,6 +77,10 @@ public final class EdgeServer: Sendable {
         router.post("/v1/:op") { request, context in await self.operation(request, context: context) }
         router.get("/v1/openapi.json") { _, _ in self.answer(EdgeAnswer(status: .ok, body: self.documents.current())) }
         router.get("/v1/media/:service/:id") { request, context in await self.download(request, context: context) }
+        // HEAD (RFC 9110, 9.3.2): the GET's answer, whose body NIO's encoder leaves out
+        // (it pairs each answer with its request's method), keeping its Content-Length.
+        router.head("/v1/openapi.json") { _, _ in self.answer(EdgeAnswer(status: .ok, body: self.documents.current())) }
+        router.head("/v1/media/:service/:id") { request, context in await self.download(request, context: context) }
         router.post("/v1/media/:service") { request, context in await self.upload(request, context: context) }
         let guardFactory: @Sendable () -> [any RemovableChannelHandler] = { [settings, connections] in
             HTTPDoor.handlers(
@@ -92,6 +96,8 @@ public final class EdgeServer: Sendable {
             let chain = try NIOSSLCertificate.fromPEMFile(certificate).map { NIOSSLCertificateSource.certificate($0) }
             var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)))
             tls.minimumTLSVersion = .tlsv12
+            // TLS 1.2 with forward secrecy and AEAD only (TLS 1.3's suites are all such).
+            tls.cipherSuites = Self.tls12CipherSuites
             server = try .tls(http1, tlsConfiguration: tls)
         } else {
             server = http1
@@ -104,6 +110,13 @@ public final class EdgeServer: Sendable {
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             eventLoopGroupProvider: .shared(eventLoopGroup), logger: httpLogger)
     }
+
+    /// The TLS 1.2 cipher suites offered (OpenSSL names): ECDHE key exchange, AES-GCM or
+    /// ChaCha20-Poly1305; no RSA key exchange, no CBC, no SHA-1.
+    static let tls12CipherSuites = [
+        "ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256", "ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384",
+        "ECDHE-ECDSA-CHACHA20-POLY1305", "ECDHE-RSA-CHACHA20-POLY1305",
+    ].joined(separator: ":")
 
     // MARK: Operations
 
@@ -280,7 +293,16 @@ public final class EdgeServer: Sendable {
             }
             var held = 0
             defer { bodies.give(held) }
-            let content = try await collect(request, limit: settings.maxMediaBytes, held: &held)
+            let content: Data
+            do throws(ServiceError) {
+                content = try await collect(request, limit: settings.maxMediaBytes, held: &held)
+            } catch {
+                guard error.code == .payloadTooLarge else { throw error }
+                // As the media store says it: on the image's field, with the limit.
+                throw ServiceError(
+                    .payloadTooLarge, error.message, fields: ["content": "at most \(settings.maxMediaBytes) bytes"],
+                    details: ["limitBytes": .integer(Int64(settings.maxMediaBytes))])
+            }
             let client = context.clientAddress
             let frame = try await onPoolIfLarge(content.count) { () throws(ServiceError) in
                 if let header = try? ImageHeader.read(content, limits: MediaLimits()), header.contentType != declared {
@@ -359,7 +381,9 @@ struct Door: RouterMiddleware {
         context.clientAddress = edge.settings.resolver.resolve(peer: context.peer, forwardedFor: request.headers[values: .forwardedFor])
         let origin = request.headers[.origin].flatMap { edge.settings.corsOrigins.contains($0) ? $0 : nil }
         if let wait = edge.limiter.admit(context.clientAddress) {
-            return cors(edge.answer(EdgeAnswer.error(.rateLimited(retryAfterMs: Int64(wait.wholeMilliseconds), "too many requests from this address"))), origin)
+            return cors(
+                edge.answer(EdgeAnswer.error(.rateLimited(retryAfterMs: Int64(wait.wholeMilliseconds), "too many requests from this address")), requestID: edge.requestID(request)),
+                origin)
         }
         if request.method == .options, let origin {
             var response = Response(status: .noContent)
@@ -368,7 +392,7 @@ struct Door: RouterMiddleware {
             response.headers[.accessControlMaxAge] = "600"
             return cors(edge.decorate(response, cacheable: false), origin)
         }
-        let response: Response
+        var response: Response
         do {
             response = try await next(request, context)
         } catch let error as HTTPError {
@@ -383,12 +407,17 @@ struct Door: RouterMiddleware {
                 }
             response = edge.answer(EdgeAnswer.error(serviceError))
         }
+        // Every answer carries the request's id, the door's own and a missing path's too.
+        if response.headers[.requestID] == nil { response.headers[.requestID] = edge.requestID(request) }
         return cors(response, origin)
     }
 
     private func cors(_ response: Response, _ origin: String?) -> Response {
-        guard let origin else { return response }
         var response = response
+        // With CORS on, every answer may differ by Origin, also one without CORS headers:
+        // a shared cache must not give an answer made for no origin to an allowed one.
+        if !edge.settings.corsOrigins.isEmpty { response.headers[.vary] = "Origin" }
+        guard let origin else { return response }
         response.headers[.accessControlAllowOrigin] = origin
         response.headers[.vary] = "Origin"
         response.headers[.accessControlExposeHeaders] = "ETag, Retry-After, X-Request-Id, X-Error-Ref, X-Error-Reason"

@@ -2,6 +2,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 import Platform
 
 /// Answers a request the HTTP parser refuses (two `Content-Length`s, `Content-Length`
@@ -9,7 +10,8 @@ import Platform
 /// any other error: 400 with the error object and the security headers, then closes the
 /// connection. (Hummingbird's own answer was a bare 400 with an empty body.) Requests
 /// pipelined before the refused one are answered first, in order: the refusal waits for
-/// their answers to end.
+/// their answers to end. What ``HTTP1Strictness`` refuses (it puts itself before the
+/// conversion to HTTP types when this is added) is answered the same way, with its reason.
 final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias OutboundIn = HTTPResponsePart
@@ -25,9 +27,17 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
     /// Once the parser refused a request: how many answers end before the refusal's.
     private var answersBeforeRefusal: Int?
     private var answered = false
+    /// What the refusal says.
+    private var reason = "the request is not valid HTTP/1.1"
 
     init(tls: Bool) {
         self.tls = tls
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        // The strict reading needs the request's version, which the conversion drops.
+        guard let codec = try? context.pipeline.syncOperations.handler(type: HTTP1ToHTTPServerCodec.self) else { return }
+        try? context.pipeline.syncOperations.addHandler(HTTP1Strictness(), position: .before(codec))
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -53,7 +63,9 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard error is HTTPParserError else {
+        if let refused = error as? RefusedRequest {
+            reason = refused.message
+        } else if !(error is HTTPParserError) {
             context.fireErrorCaught(error)
             return
         }
@@ -68,8 +80,9 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
     private func answer(_ context: ChannelHandlerContext) {
         guard !answered else { return }
         answered = true
-        let answer = EdgeAnswer.error(ServiceError.badRequest("the request is not valid HTTP/1.1"))
+        let answer = EdgeAnswer.error(ServiceError.badRequest(reason))
         var headers = answer.headers
+        headers[.date] = HTTPDate.now
         headers[.contentType] = answer.contentType
         headers[.contentLength] = String(answer.body.count)
         headers[.connection] = "close"

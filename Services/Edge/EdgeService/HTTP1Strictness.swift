@@ -1,0 +1,108 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Platform
+
+/// What HTTP/1.x asks of a server that the parser and Hummingbird leave to it (README,
+/// "HTTP edge"), read where the request's version is still known (before the conversion
+/// to HTTP types):
+///
+/// - an HTTP/1.1 request without exactly one `Host`, an HTTP/1.0 one with
+///   `Transfer-Encoding` (RFC 9112, 3.2 and 6.1) are refused: ``RefusedRequest``, answered
+///   by ``MalformedRequestAnswer`` after the answers of the requests before it, then the
+///   connection closes; `CONNECT` (no tunnels here) closes the connection at once;
+/// - a request that does not keep the connection alive (HTTP/1.0 without `keep-alive`,
+///   or `Connection: close`) gets `Connection: close` on its answer and the connection
+///   closes after it (RFC 9112, 9.3);
+/// - `Expect: 100-continue` is answered `100 Continue` at once, so a client waiting for it
+///   sends its body without waiting out its timer (RFC 9110, 10.1.1).
+final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// For each request passed on and not yet answered, in order: whether the connection
+    /// closes after its answer.
+    private var closeAfter: [Bool] = []
+    /// A request was refused: nothing more is read.
+    private var refused = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
+        guard case .head(let head) = unwrapInboundIn(data) else {
+            context.fireChannelRead(data)
+            return
+        }
+        // No tunnels: after CONNECT the parser reads the rest as the tunnel's bytes, and an
+        // answer without a length would hold the client until the idle timeout.
+        if head.method == .CONNECT {
+            refused = true
+            context.close(promise: nil)
+            return
+        }
+        if let reason = Self.refusal(head) {
+            refused = true
+            context.fireErrorCaught(RefusedRequest(message: reason))
+            return
+        }
+        closeAfter.append(!head.isKeepAlive)
+        if head.version.major == 1, head.version.minor >= 1,
+            head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" })
+        {
+            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+        }
+        context.fireChannelRead(data)
+    }
+
+    /// Why a request head is refused, if it is.
+    static func refusal(_ head: HTTPRequestHead) -> String? {
+        let hosts = head.headers["host"].count
+        if head.version.major == 1, head.version.minor >= 1, hosts != 1 {
+            return hosts == 0 ? "an HTTP/1.1 request needs a Host header" : "a request has one Host header"
+        }
+        if head.version.major == 1, head.version.minor == 0, head.headers.contains(name: "transfer-encoding") {
+            return "an HTTP/1.0 request cannot have Transfer-Encoding"
+        }
+        return nil
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(var head) where head.status.code >= 200 && closeAfter.first == true:
+            head.headers.replaceOrAdd(name: "connection", value: "close")
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case .end where !closeAfter.isEmpty:
+            let close = closeAfter.removeFirst()
+            guard close else { return context.write(data, promise: promise) }
+            refused = true
+            let written = promise ?? context.eventLoop.makePromise()
+            written.futureResult.whenComplete { _ in context.close(promise: nil) }
+            context.writeAndFlush(data, promise: written)
+        default:
+            context.write(data, promise: promise)
+        }
+    }
+}
+
+/// A request ``HTTP1Strictness`` refuses, with the reason given to the client.
+struct RefusedRequest: Error {
+    var message: String
+}
+
+/// The `Date` header's form (RFC 9110, 5.6.7: IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`).
+enum HTTPDate {
+    static var now: String { format(Date()) }
+
+    static func format(_ date: Date) -> String {
+        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let second = seconds - days * 86_400
+        let (year, month, day) = Instant.civil(fromDays: days)
+        // 1970-01-01 was a Thursday.
+        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][Int(((days % 7) + 7) % 7)]
+        let monthName = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][Int(month) - 1]
+        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(weekday), \(two(day)) \(monthName) \(year) \(two(second / 3_600)):\(two(second / 60 % 60)):\(two(second % 60)) GMT"
+    }
+}
