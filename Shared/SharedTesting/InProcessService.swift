@@ -113,7 +113,7 @@ public final class InProcessService: Sendable {
     @discardableResult
     public func call(
         _ op: String, data: JSONValue = .object([:]), as caller: TestCaller = .anonymous, idem: String? = nil,
-        idempotent: Bool? = nil, timeout: Duration = .seconds(5)
+        idempotent: Bool? = nil, timeout: Duration = .seconds(10)
     ) async throws -> Reply.Parsed {
         try await client.call(op, data: data, token: caller.token, idem: idem, idempotent: idempotent, timeout: timeout)
     }
