@@ -80,6 +80,10 @@ struct SchemaCheckingTests {
         // What older services wrote is read as the same format.
         let older = try JSONSchema(jsonValue: ["type": "string", "format": "time", "maxLength": 5])
         #expect(older.validate("09:30").isEmpty && !older.validate("09:30:00Z").isEmpty)
+        // Zone names: the tz database's, with or without a slash; not abbreviations.
+        let zone = JSONSchema.string(format: .timeZone)
+        #expect(["UTC", "GMT", "Europe/Berlin", "US/Eastern", "Etc/GMT+12"].allSatisfy { zone.validate(.string($0)).isEmpty })
+        #expect(["PST", "MSK", "Mars/Olympus", ""].allSatisfy { !zone.validate(.string($0)).isEmpty })
         // The pattern agrees with the format's own check on every minute of the day and around it.
         let pattern = try Regex(try #require(time.jsonValue["pattern"]?.stringValue))
         for text in ["00:00", "23:59", "24:00", "9:30", "09:60", "19:5", "ab:cd", "12:345"] {

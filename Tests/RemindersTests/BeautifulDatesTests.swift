@@ -22,7 +22,7 @@ private func reference(_ date: LocalDate) -> [String] {
     if iso == String(iso.reversed()) { names.append("palindrome_yyyymmdd") }
     if day == month { names.append("day_equals_month") }
     if day == suffix { names.append("day_equals_year_suffix") }
-    if dd == mm && mm == yy { names.append("repeating_pairs") }
+    if dd == yy && (mm == dd || mm == String(yyyy.prefix(2).reversed())) { names.append("repeating_pairs") }
     if Set(written.filter { $0 != "0" }).count == 1 { names.append("single_digit") }
     if month == day + 1 && suffix == day + 2 { names.append("ascending") }
     if month == day - 1 && suffix == day - 2 { names.append("descending") }
@@ -36,14 +36,14 @@ private func reference(_ date: LocalDate) -> [String] {
         let found = BeautifulDates.find(from: date("2022-01-01"), to: date("2025-12-31"))
         let byDate = Dictionary(found.map { ($0.date, $0.patterns) }, uniquingKeysWith: { first, _ in first })
         #expect(byDate[date("2025-05-25")] == ["day_equals_year_suffix"])
-        #expect(byDate[date("2022-02-22")] == ["palindrome_ddmmyyyy", "day_equals_year_suffix", "single_digit"])
+        #expect(byDate[date("2022-02-22")] == ["palindrome_ddmmyyyy", "day_equals_year_suffix", "repeating_pairs", "single_digit"])
         #expect(byDate[date("2023-11-11")] == ["day_equals_month"])
         #expect(byDate[date("2022-02-02")] == ["day_equals_month", "single_digit"])
         #expect(found.map(\.date) == found.map(\.date).sorted())
     }
 
     @Test(arguments: [
-        ("2022-02-22", ["palindrome_ddmmyyyy", "day_equals_year_suffix", "single_digit"]),
+        ("2022-02-22", ["palindrome_ddmmyyyy", "day_equals_year_suffix", "repeating_pairs", "single_digit"]),
         ("2020-02-02", ["palindrome_ddmmyyyy", "palindrome_yyyymmdd", "day_equals_month", "single_digit"]),
         ("2021-02-12", ["palindrome_ddmmyyyy"]),
         ("2092-02-29", ["palindrome_ddmmyyyy"]),
@@ -53,7 +53,7 @@ private func reference(_ date: LocalDate) -> [String] {
         ("2012-12-12", ["day_equals_month", "day_equals_year_suffix", "repeating_pairs"]),
         ("2001-01-01", ["day_equals_month", "day_equals_year_suffix", "repeating_pairs"]),
         ("2010-10-10", ["day_equals_month", "day_equals_year_suffix", "repeating_pairs"]),
-        ("2020-02-20", ["day_equals_year_suffix", "single_digit"]),
+        ("2020-02-20", ["day_equals_year_suffix", "repeating_pairs", "single_digit"]),
         ("2002-02-02", ["day_equals_month", "day_equals_year_suffix", "repeating_pairs", "single_digit"]),
         ("1111-11-11", ["palindrome_ddmmyyyy", "palindrome_yyyymmdd", "day_equals_month", "day_equals_year_suffix",
                         "repeating_pairs", "single_digit", "mirrored", "doubled_year"]),
@@ -101,7 +101,8 @@ private func reference(_ date: LocalDate) -> [String] {
             BeautifulDates.find(from: date(from), to: date(to), patterns: [pattern], limit: .max).count
         }
         #expect(count(.dayEqualsMonth, "2025-01-01", "2025-12-31") == 12)
-        #expect(count(.repeatingPairs, "2001-01-01", "2100-12-31") == 12)
+        #expect(count(.repeatingPairs, "1901-01-01", "1999-12-31") == 12)
+        #expect(count(.repeatingPairs, "2001-01-01", "2100-12-31") == 12 + 27)
         #expect(count(.ascending, "2001-01-01", "2100-12-31") == 11)
         #expect(count(.descending, "2000-01-01", "2099-12-31") == 12)
         #expect(count(.mirrored, "2000-01-01", "2099-12-31") == 30)

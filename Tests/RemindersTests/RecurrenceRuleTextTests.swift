@@ -64,7 +64,7 @@ struct RecurrenceRuleTextTests {
         ("FREQ=DAILY;BYSECOND=0", "BYSECOND is not supported: every occurrence is at the start's time of day"),
         ("FREQ=YEARLY;BYWEEKNO=20", "BYWEEKNO is not supported; use BYMONTH, BYMONTHDAY or BYDAY"),
         ("FREQ=YEARLY;BYYEARDAY=100", "BYYEARDAY is not supported; use BYMONTH with BYMONTHDAY"),
-        ("RSCALE=GREGORIAN;FREQ=YEARLY", "RSCALE is not supported: rules are counted in the Gregorian calendar (SKIP works without it)"),
+        ("RSCALE=CHINESE;FREQ=YEARLY", "RSCALE=CHINESE is not supported: rules are counted in the Gregorian calendar (RSCALE=GREGORIAN)"),
         ("FREQ=DAILY;X-COLOUR=RED", "X-COLOUR is not a supported rule part (FREQ, INTERVAL, COUNT, UNTIL, BYDAY, BYMONTHDAY, BYMONTH, BYSETPOS, WKST or SKIP)"),
         ("FREQ=DAILY;COUNT", "\"COUNT\" is not a part of a rule (NAME=VALUE, such as FREQ=WEEKLY)"),
         ("FREQ=DAILY;COUNT=", "COUNT has no value"),

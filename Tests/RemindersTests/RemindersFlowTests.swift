@@ -423,6 +423,38 @@ struct RemindersFlowTests {
         }
     }
 
+    @Test("iCalendar: an export imported back changes nothing and duplicates nothing; its rules are RFC 5545's (UNTIL as DTSTART's type, SKIP with RSCALE)")
+    func iCalendarRoundTrip() async throws {
+        try await Self.with { service in
+            for data: JSONValue in [
+                ["id": "zoned-until-1", "title": "Dentist", "start": "2027-01-01T09:00", "zone": "Europe/Berlin", "rrule": "FREQ=DAILY;UNTIL=20270110T090000",
+                 "repeatAlert": ["everyMinutes": 5, "times": 2]],
+                ["id": "zoned-date-1", "title": "Gym", "start": "2027-01-01T18:00", "zone": "Europe/Berlin", "rrule": "FREQ=WEEKLY;UNTIL=20270301"],
+                ["id": "floating-utc-1", "title": "Water", "start": "2027-01-01T08:00", "rrule": "FREQ=DAILY;UNTIL=20270105T080000Z"],
+                ["id": "all-day-1", "title": "Rent", "start": "2027-01-31", "allDay": true, "rrule": "FREQ=MONTHLY;SKIP=BACKWARD;UNTIL=20271231T090000"],
+            ] {
+                try await Self.ok(service, "reminders.create", data)
+            }
+            let before = try await Self.ok(service, "reminders.list", ["limit": 50])
+            let export = try #require(try await Self.ok(service, "reminders.ics.export")["content"]?.stringValue)
+            let rules = export.components(separatedBy: "\r\n").filter { $0.hasPrefix("RRULE:") }
+            #expect(rules.contains("RRULE:FREQ=DAILY;UNTIL=20270110T080000Z"), "\(rules)")
+            #expect(rules.contains("RRULE:FREQ=WEEKLY;UNTIL=20270301T225959Z"), "\(rules)")
+            #expect(rules.contains("RRULE:FREQ=DAILY;UNTIL=20270105T080000"), "\(rules)")
+            #expect(rules.contains("RRULE:RSCALE=GREGORIAN;FREQ=MONTHLY;SKIP=BACKWARD;UNTIL=20271231"), "\(rules)")
+            let back = try await Self.ok(service, "reminders.ics.import", ["content": .string(export)])
+            #expect(back["created"] == 0 && back["updated"] == 0, "\(back)")
+            let after = try await Self.ok(service, "reminders.list", ["limit": 50])
+            #expect(after["items"]?.arrayValue?.count == before["items"]?.arrayValue?.count)
+            #expect(after["items"]?.arrayValue?.map { $0["next"] } == before["items"]?.arrayValue?.map { $0["next"] })
+            // The next export is the same file's events, and imports again.
+            let second = try #require(try await Self.ok(service, "reminders.ics.export")["content"]?.stringValue)
+            #expect(second.components(separatedBy: "\r\n").filter { $0.hasPrefix("UID:") } == export.components(separatedBy: "\r\n").filter { $0.hasPrefix("UID:") })
+            #expect(try await Self.ok(service, "reminders.ics.import", ["content": .string(second)])["created"] == 0)
+            #expect(try await Self.ok(service, "reminders.get", ["id": "zoned-until-1"])["repeatAlert"] == ["everyMinutes": 5, "times": 2])
+        }
+    }
+
     @Test("iCalendar: import keeps every event, re-import duplicates nothing, export round-trips; a malformed file imports nothing")
     func iCalendar() async throws {
         try await Self.with { service in

@@ -133,7 +133,7 @@ public enum StringFormat: String, Sendable {
         case .dateTime: return Formats.isInstant(text)
         case .time: return Formats.time(text) != nil
         case .e164: return Formats.isE164(text)
-        case .timeZone: return TimeZone(identifier: text) != nil && text.contains("/") || text == "UTC"
+        case .timeZone: return TimeZone(identifier: text) != nil && text.contains("/") || text == "UTC" || Formats.zoneNames.contains(text)
         case .currency: return Currency.isKnown(text)
         case .multiline: return true
         case .key:

@@ -13,7 +13,7 @@ import Platform
 /// | `palindrome_yyyymmdd` | `YYYYMMDD` reads the same backwards | 2021-12-02 (20211202), 2030-03-02, 2011-11-02 |
 /// | `day_equals_month` | day == month | 11.11.2023, 02.02.2022, 07.07.2007 |
 /// | `day_equals_year_suffix` | day == `YY` | 25.05.2025, 22.02.2022, 07.11.2007 |
-/// | `repeating_pairs` | day == month == `YY`: `DD.MM.YY` is one pair three times | 12.12.2012, 01.01.2001, 10.10.2010 |
+/// | `repeating_pairs` | day == `YY`, and the month repeats the day or mirrors the century | 12.12.2012, 22.02.2022, 01.01.2001 |
 /// | `single_digit` | all non-zero digits of `DDMMYYYY` are one digit | 22.02.2022, 20.02.2020, 02.02.2002, 11.11.1111 |
 /// | `ascending` | day, month, `YY` are consecutive ascending numbers | 01.02.2003, 03.04.2005, 10.11.2012 |
 /// | `descending` | day, month, `YY` are consecutive descending numbers | 03.02.2001, 12.11.2010, 13.12.2011 |
@@ -32,14 +32,14 @@ enum BeautifulPattern: String, CaseIterable, Sendable, Codable {
     /// The day equals the year's last two digits (`year % 100`): 25.05.2025,
     /// 22.02.2022. Years ending in `00` have none (there is no day 0).
     case dayEqualsYearSuffix = "day_equals_year_suffix"
-    /// The short form `DD.MM.YY` is one pair of digits three times: day == month ==
-    /// `year % 100`, as 12.12.2012, 01.01.2001, 10.10.2010 (twelve dates a century).
+    /// The date's pairs `DD·MM·CC·YY` repeat: the day's pair comes back as the year's
+    /// last two digits (`YY`), and the month either repeats it too (12·12·20·12:
+    /// 12.12.2012, 01.01.2001, 10.10.2010) or mirrors the century (22·02·20·22:
+    /// 22.02.2022, 25.02.2025), the issue's two examples. Twelve dates a century, and in
+    /// the 2000s also the 28 `DD.02.20DD`.
     ///
-    /// 22.02.2022 (pairs 22·02·20·22) is not one of them: no natural reading of
-    /// "repeating pairs" takes both it and 12.12.2012 without also taking a date every
-    /// year (a looser rule, "the day's pair occurs three times in `DDMMYYYY`", matches
-    /// 11.11 of every year and 02.02 of every year 2020-2029). 22.02.2022 is found anyway
-    /// as ``palindromeDDMMYYYY``, ``dayEqualsYearSuffix`` and ``singleDigit``.
+    /// Looser readings take a date every year ("the day's pair occurs three times in
+    /// `DDMMYYYY`" takes 11.11 of every year and 19.01-19.12 of 1919).
     case repeatingPairs = "repeating_pairs"
     /// Every digit of `DDMMYYYY` other than zero is the same digit: 22.02.2022,
     /// 20.02.2020, 02.02.2002, 11.11.1111, 10.01.1100. Zeros are allowed because almost
@@ -100,7 +100,7 @@ enum BeautifulPattern: String, CaseIterable, Sendable, Codable {
         func only(_ rule: Bool, _ pattern: BeautifulPattern) -> UInt32 { rule ? pattern.bit : 0 }
         var result = only(day == month, .dayEqualsMonth)
             | only(day == suffix, .dayEqualsYearSuffix)
-            | only(day == month && day == suffix, .repeatingPairs)
+            | only(day == suffix && (month == day || (m0 == y1 && m1 == y0)), .repeatingPairs)
             | only(month == day + 1 && suffix == day + 2, .ascending)
             | only(month == day - 1 && suffix == day - 2, .descending)
             // DDMMYY = d0 d1 m0 m1 y2 y3.

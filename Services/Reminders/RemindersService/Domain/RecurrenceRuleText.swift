@@ -45,6 +45,45 @@ extension RecurrenceRule {
     }
 }
 
+// MARK: - In an iCalendar file
+
+extension RecurrenceRule {
+    /// The rule as an iCalendar file writes it beside a `DTSTART` of this kind: `UNTIL` of
+    /// `DTSTART`'s value type (RFC 5545, 3.3.10: a date for an all-day start, UTC for one
+    /// in a zone, local for a floating one; the same moment as far as the kind can say),
+    /// and `SKIP` after `RSCALE=GREGORIAN` (RFC 7529 defines it only with `RSCALE`).
+    /// Reminders reads both forms back.
+    func icalendarText(allDay: Bool, zone: String?) -> String {
+        var rule = self
+        let clock = zone.flatMap(ZoneClock.init(identifier:))
+        switch until {
+        case nil: break
+        case .date(let date)?:
+            guard !allDay else { break }
+            if let clock {
+                // Through the whole of that local day: the last second before the next one.
+                let midnight = LocalTime(secondOfDay: 0)!
+                if let next = clock.instant(date.adding(days: 1), midnight) { rule.until = .utc(next.addingTimeInterval(-1)) }
+            } else {
+                rule.until = .local(LocalDateTime(date: date, time: LocalTime(secondOfDay: 86_399)!))
+            }
+        case .local(let local)?:
+            if allDay {
+                rule.until = .date(local.date)
+            } else if let clock, let instant = clock.instant(local.date, local.time) {
+                rule.until = .utc(instant)
+            }
+        case .utc(let instant)?:
+            if allDay {
+                rule.until = .date((clock ?? .utc).localDate(of: instant))
+            } else if clock == nil {
+                rule.until = .local(ZoneClock.utc.local(instant))
+            }
+        }
+        return skip == .omit ? rule.text : "RSCALE=GREGORIAN;" + rule.text
+    }
+}
+
 // MARK: - Splitting and part names
 
 extension RecurrenceRule {
@@ -55,10 +94,9 @@ extension RecurrenceRule {
         "BYSECOND": "BYSECOND is not supported: every occurrence is at the start's time of day",
         "BYWEEKNO": "BYWEEKNO is not supported; use BYMONTH, BYMONTHDAY or BYDAY",
         "BYYEARDAY": "BYYEARDAY is not supported; use BYMONTH with BYMONTHDAY",
-        "RSCALE": "RSCALE is not supported: rules are counted in the Gregorian calendar (SKIP works without it)",
     ]
 
-    private static let supportedParts: Set<String> = ["FREQ", "INTERVAL", "COUNT", "UNTIL", "BYDAY", "BYMONTHDAY", "BYMONTH", "BYSETPOS", "WKST", "SKIP"]
+    private static let supportedParts: Set<String> = ["FREQ", "INTERVAL", "COUNT", "UNTIL", "BYDAY", "BYMONTHDAY", "BYMONTH", "BYSETPOS", "WKST", "SKIP", "RSCALE"]
 
     /// `NAME=VALUE` pairs in order, names upper-cased, values trimmed and upper-cased.
     private static func splitParts(of text: String) throws(RecurrenceError) -> [(name: String, value: String)] {
@@ -102,6 +140,11 @@ extension RecurrenceRule {
         case "BYMONTH": byMonth = try Self.parseIntegerList(value, part: name, meaning: "a month (1 to 12)")
         case "BYSETPOS": bySetPos = try Self.parseIntegerList(value, part: name, meaning: "a position (1 to 366 or -366 to -1)")
         case "WKST": weekStart = try Self.parseWeekday(value, part: name)
+        case "RSCALE":
+            // RFC 7529: rules are counted in the Gregorian calendar, the one RSCALE this reads.
+            guard value == "GREGORIAN" else {
+                throw RecurrenceError("RSCALE=\(RecurrenceError.quote(value)) is not supported: rules are counted in the Gregorian calendar (RSCALE=GREGORIAN)")
+            }
         case "SKIP":
             guard let parsed = Skip(rawValue: value) else {
                 throw RecurrenceError("SKIP: \(RecurrenceError.quote(value)) is not OMIT, BACKWARD or FORWARD")

@@ -135,7 +135,11 @@ struct CalendarFileOperations: Sendable {
             }
             // Everything checked: now write, in this one transaction.
             var existing: [String: ReminderRow] = [:]
-            for item in imported { existing[item.uid] = try ReminderRow.bySource(db, user: user, key: "ics:" + item.uid) }
+            for item in imported {
+                // A UID this service wrote (`<id>@reminders`, an export brought back) names
+                // the reminder it was exported from.
+                existing[item.uid] = try ReminderRow.bySource(db, user: user, key: "ics:" + item.uid) ?? Self.exported(db, uid: item.uid, user: user)
+            }
             try ReminderStore.requireRoom(db, user: user, adding: imported.count - existing.count)
             var created = 0, updated = 0, unchanged = 0
             var ids: [JSONValue] = []
@@ -149,6 +153,18 @@ struct CalendarFileOperations: Sendable {
                     content.special = row.content.special
                     content.notes = row.content.notes
                     content.imageID = row.content.imageID
+                    content.greeting = row.content.greeting
+                    // The file's alerts are lead times; a repeat after each occurrence it cannot say.
+                    content.alerts.repeatEveryMinutes = row.content.alerts.repeatEveryMinutes
+                    content.alerts.repeatTimes = row.content.alerts.repeatTimes
+                    // A rule written as the file must write it (UNTIL of the start's type) is the
+                    // same rule as the one kept.
+                    if let rule = content.timing.rule, let kept = row.content.timing.rule,
+                        rule.icalendarText(allDay: content.timing.allDay, zone: content.timing.zone)
+                            == kept.icalendarText(allDay: row.content.timing.allDay, zone: row.content.timing.zone)
+                    {
+                        content.timing.rule = kept
+                    }
                     guard content != row.content else {
                         unchanged += 1
                         continue
@@ -176,6 +192,18 @@ struct CalendarFileOperations: Sendable {
         var status: ReminderStatus?
     }
 
+    /// The user's reminder an export named `<id>@reminders` (one not imported: an imported
+    /// one keeps its own UID), if it exists.
+    static func exported(_ db: Database, uid: String, user: String) throws -> ReminderRow? {
+        guard uid.hasSuffix(exportedUIDSuffix) else { return nil }
+        guard let row = try ReminderRow.find(db, id: String(uid.dropLast(exportedUIDSuffix.count)), user: user),
+            !(row.sourceKey?.hasPrefix("ics:") ?? false)
+        else { return nil }
+        return row
+    }
+
+    static let exportedUIDSuffix = "@reminders"
+
     /// A reminder as a VEVENT: its UID is the imported one, else its id at this service.
     static func event(_ row: ReminderRow) -> ICalEvent {
         let c = row.content
@@ -186,10 +214,10 @@ struct CalendarFileOperations: Sendable {
             return .floating(local)
         }
         start = value(c.timing.start)
-        let uid = row.sourceKey.flatMap { $0.hasPrefix("ics:") ? String($0.dropFirst(4)) : nil } ?? "\(row.id)@reminders"
+        let uid = row.sourceKey.flatMap { $0.hasPrefix("ics:") ? String($0.dropFirst(4)) : nil } ?? row.id + Self.exportedUIDSuffix
         return ICalEvent(
             uid: uid, summary: c.title, description: c.description, location: c.location, start: start, end: nil, durationSeconds: nil,
-            rrule: c.timing.rule?.text, exdates: c.timing.exceptions.map(value),
+            rrule: c.timing.rule?.icalendarText(allDay: c.timing.allDay, zone: c.timing.zone), exdates: c.timing.exceptions.map(value),
             alarms: c.alerts.leadMinutes.map { ICalAlarm(trigger: .relative(seconds: -$0 * 60, fromEnd: false), action: "DISPLAY", description: c.title) },
             categories: [c.category.rawValue.uppercased()], status: nil, sequence: row.version - 1, lastModified: Instant.parse(row.updatedAt),
             created: Instant.parse(row.createdAt), recurrenceID: nil)
