@@ -148,7 +148,7 @@ struct RecurrenceSeriesTests {
 
     @Test func aStartOutsideTheYears1To9999IsRefused() {
         let start = LocalDateTime(date: LocalDate(year: 10_000, month: 1, day: 1), time: .midnight)
-        #expect(throws: RecurrenceError(reason: "The start's year 10000 is outside the years 1 to 9999")) {
+        #expect(throws: RecurrenceError(reason: "The start's year 10000 is outside the years 1 to 9999", field: "start")) {
             try RecurrenceSeries(start: start, zone: .utc, rule: nil)
         }
     }

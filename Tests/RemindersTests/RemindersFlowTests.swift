@@ -317,6 +317,10 @@ struct RemindersFlowTests {
             #expect(skip["occurrences"]?.arrayValue?.compactMap { $0["local"]?.stringValue } == ["2027-01-31T09:00", "2027-02-28T09:00", "2027-03-31T09:00"])
             #expect(try await Self.failure(service, "reminders.preview", ["start": "2027-01-31T09:00", "zone": "UTC", "rrule": "FREQ=SOMETIMES"]).1["rrule"] != nil)
             #expect(try await Self.failure(service, "reminders.preview", ["start": "2027-01-31T09:00", "zone": "Nowhere/City"]).0 == .validationFailed)
+            // A start no instant on the wire can name is the start's fault, not the rule's.
+            #expect(try await Self.failure(service, "reminders.preview", ["start": "0000-01-05T09:00", "zone": "UTC"]).1.keys.sorted() == ["start"])
+            #expect(try await Self.failure(service, "reminders.preview", ["start": "9999-12-31T23:59", "zone": "Etc/GMT+12"]).1.keys.sorted() == ["start"])
+            #expect(try await Self.ok(service, "reminders.preview", ["start": "9999-12-31T09:00", "zone": "Etc/GMT+12"])["occurrences"]?[0]?["utc"] == "9999-12-31T21:00:00.000Z")
         }
     }
 

@@ -5,6 +5,8 @@
 /// error as it is, so it never quotes more than a short piece of the input.
 struct RecurrenceError: Error, Hashable, Sendable, CustomStringConvertible {
     var reason: String
+    /// The request field at fault: the rule's, unless the start itself is refused.
+    var field = "rrule"
 
     var description: String { reason }
 }

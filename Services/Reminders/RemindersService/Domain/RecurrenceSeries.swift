@@ -47,6 +47,9 @@ struct RecurrenceSeries: Sendable {
     /// The start's instant.
     private let startInstant: Date
 
+    /// The first instant of the year 10000, UTC.
+    private static let lastInstant = Date(timeIntervalSince1970: TimeInterval(Instant.days(year: 10_000, month: 1, day: 1) * 86_400))
+
     /// No occurrence happens after this instant (9999-12-31 local, in any zone).
     private static let endOfExpansion = Date(timeIntervalSince1970: TimeInterval(Instant.days(year: 10_000, month: 1, day: 3) * 86_400))
 
@@ -56,10 +59,10 @@ struct RecurrenceSeries: Sendable {
     /// is before the start, or when the start is not a date in the years 1...9999.
     init(start: LocalDateTime, zone: ZoneClock, rule: RecurrenceRule?, exceptions: Set<LocalDateTime> = []) throws(RecurrenceError) {
         guard (1...9_999).contains(start.date.year) else {
-            throw RecurrenceError("The start's year \(start.date.year) is outside the years 1 to 9999")
+            throw RecurrenceError(reason: "The start's year \(start.date.year) is outside the years 1 to 9999", field: "start")
         }
         guard LocalDate(validYear: start.date.year, month: start.date.month, day: start.date.day) != nil else {
-            throw RecurrenceError("The start \(start.date) is not a date that exists")
+            throw RecurrenceError(reason: "The start \(start.date) is not a date that exists", field: "start")
         }
         try rule?.validate()
         self.start = start
@@ -67,6 +70,11 @@ struct RecurrenceSeries: Sendable {
         self.rule = rule
         self.exceptions = exceptions
         self.startInstant = Self.instant(of: start, in: zone)
+        // 9999-12-31 late in a zone behind UTC is an instant of the year 10000, which no
+        // date-time on the wire can name.
+        guard startInstant < Self.lastInstant else {
+            throw RecurrenceError(reason: "The start is after the last instant of the year 9999 (UTC)", field: "start")
+        }
         self.periods = rule.map { RecurrencePeriods(rule: $0, start: start.date) }
         try checkUntilIsNotBeforeStart(rule?.until)
     }

@@ -134,7 +134,7 @@ struct ReminderInput: Decodable, Sendable {
             do {
                 timing.rule = try rrule.map { text throws(RecurrenceError) in try RecurrenceRule.parse(text) }
             } catch {
-                throw ServiceError.invalid("rrule", error.reason)
+                throw ServiceError.invalid(error.field, error.reason)
             }
         }
         if present.contains("exdates") {
@@ -163,7 +163,7 @@ struct ReminderInput: Decodable, Sendable {
         do {
             _ = try timing.series(userZone: .utc, allDayTime: UserClock.defaultAllDayTime)
         } catch {
-            throw ServiceError.invalid("rrule", error.reason)
+            throw ServiceError.invalid(error.field, error.reason)
         }
     }
 }

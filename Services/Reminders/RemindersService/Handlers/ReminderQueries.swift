@@ -242,7 +242,7 @@ struct ReminderQueries: Sendable {
             do throws(RecurrenceError) {
                 if let text = input.rrule { rule = try RecurrenceRule.parse(text) }
             } catch {
-                throw ServiceError.invalid("rrule", error.reason)
+                throw ServiceError.invalid(error.field, error.reason)
             }
             let exceptions = try (input.exdates ?? []).enumerated().map { index, text in
                 guard let local = LocalText.dateTime(text) else { throw ServiceError.invalid("exdates[\(index)]", "not a local date and time") }
@@ -252,7 +252,7 @@ struct ReminderQueries: Sendable {
             do throws(RecurrenceError) {
                 series = try RecurrenceSeries(start: start, zone: zone, rule: rule, exceptions: Set(exceptions))
             } catch {
-                throw ServiceError.invalid("rrule", error.reason)
+                throw ServiceError.invalid(error.field, error.reason)
             }
             let occurrences = series.occurrences(limit: input.limit ?? 20).map { occurrence -> JSONValue in
                 // The wall clock at the instant: a time in a gap shows as moved forward.
