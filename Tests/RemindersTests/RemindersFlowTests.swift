@@ -176,6 +176,7 @@ struct RemindersFlowTests {
 
             let search = try await Self.ok(service, "reminders.search", ["query": "КУП"])
             #expect(Set(search["items"]?.arrayValue?.compactMap { $0["title"]?.stringValue } ?? []) == ["Купить молоко", "купить хлеб", "Купить подарок маме"])
+            #expect(search["next"] == .null)
             try await Self.ok(service, "reminders.create", ["title": "Ёжик в тумане", "start": "2031-01-01T10:00"])
             #expect(try await Self.ok(service, "reminders.search", ["query": "ежик"])["items"]?.arrayValue?.count == 1)
             let two = try await Self.ok(service, "reminders.search", ["query": "купить мам"])

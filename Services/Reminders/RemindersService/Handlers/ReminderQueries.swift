@@ -102,12 +102,16 @@ struct ReminderQueries: Sendable {
             request: .object(
                 ["query": .string(minLength: 1, maxLength: 200), "status": .oneOf(ReminderStatus.allCases.map(\.rawValue)), "limit": Self.limit],
                 required: ["query"]),
-            response: .object(["items": .array(of: ReminderViews.reminderSchema)], required: ["items"])
+            response: .object(
+                [
+                    "items": .array(of: ReminderViews.reminderSchema),
+                    "next": JSONSchema.string().nullable().described("always null: a search answers its best `limit` matches, unpaged"),
+                ], required: ["items", "next"])
         ) { (context, input: SearchRequest, db: Database) -> ReminderPage in
             let user = try context.requirePrincipal().userID
             let clock = try UserClock.load(db, user: user)
-            return ReminderPage(
-                items: try Self.search(db, query: input.query, user: user, status: input.status, limit: input.limit ?? 50, clock: clock), paged: false)
+            // The contract's list shape, `{items, next}`, with nothing after the best matches.
+            return ReminderPage(items: try Self.search(db, query: input.query, user: user, status: input.status, limit: input.limit ?? 50, clock: clock))
         }
     }
 
