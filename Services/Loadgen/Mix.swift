@@ -151,9 +151,11 @@ final class MixWorkload: LoadWorkload, @unchecked Sendable {
         var items: [String] = []
         for step in 0..<3 {
             let shown = start.addingTimeInterval(Double(step) * 60)
-            let exercise = exercises[(user + number + step) % exercises.count]
+            let index = (user + number + step) % exercises.count
+            let exercise = exercises[index]
+            let base = index < population.exerciseBases.count ? population.exerciseBases[index] : 10
             items.append(
-                #"{"exerciseId":"\#(exercise)","shownAt":"\#(Instant.format(shown))","completedAt":"\#(Instant.format(shown.addingTimeInterval(45)))","repetitions":12,"recommended":10}"#)
+                #"{"exerciseId":"\#(exercise)","shownAt":"\#(Instant.format(shown))","completedAt":"\#(Instant.format(shown.addingTimeInterval(45)))","repetitions":\#(base + 2),"recommended":\#(base)}"#)
         }
         return #"{"workouts":[{"id":"lg-\#(population.runID)-w-\#(user)-\#(number)","countdownSeconds":30,"exercises":[\#(items.joined(separator: ","))]}]}"#
     }

@@ -38,6 +38,9 @@ struct Population: Sendable {
     var tokens: TokenBook
     var slots: [BookingSlot]
     var exercises: [String]
+    /// Each exercise's base repetitions for a beginner (the virtual users' level): the
+    /// recommendation an offline workout reports, which stats checks is one it could give.
+    var exerciseBases: [Int] = []
     /// Services whose operations the mix may send (those that were prepared).
     var services: Set<String>
     var adminToken: String
@@ -175,7 +178,9 @@ struct Population: Sendable {
             }
         case "stats":
             let list = try check(try await gateway.call("stats.exercises.list", token: tokens[0], idempotent: true), "stats.exercises.list")
-            exercises = (list["items"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+            let items = (list["items"]?.arrayValue ?? []).filter { $0["id"]?.stringValue != nil }
+            exercises = items.compactMap { $0["id"]?.stringValue }
+            exerciseBases = items.map { Int($0["baseRepetitions"]?["beginner"]?.integerValue ?? 10) }
             guard !exercises.isEmpty else { throw LoadError("the exercise catalog is empty") }
         default:
             break
