@@ -172,6 +172,9 @@ import Testing
         let custom = wrapped(["BEGIN:VTIMEZONE", "TZID:My Zone", "BEGIN:STANDARD", "DTSTART:19700101T000000", "TZOFFSETFROM:+0100",
             "TZOFFSETTO:+0100", "END:STANDARD", "END:VTIMEZONE"] + eventLines(["DTEND;TZID=My Zone:20270105T100000"]))
         #expect(parseError(custom)?.reason == "DTEND: unknown time zone TZID=My Zone (use an IANA name such as Europe/Berlin)")
+        // An abbreviation Foundation resolves is not a zone a reminder may keep; GMT is one.
+        #expect(parseError(wrapped(eventLines(["DTEND;TZID=EST:20270105T100000"])))?.reason == "DTEND: unknown time zone TZID=EST (use an IANA name such as Europe/Berlin)")
+        #expect(try ICalendar.parse(wrapped(eventLines(["DTEND;TZID=GMT:20270105T100000"]))).events.count == 1)
     }
 
     @Test func propertyRules() throws {

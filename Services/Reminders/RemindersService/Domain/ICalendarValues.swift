@@ -215,8 +215,8 @@ enum ICalTime {
 /// Turns the TZID parameters of a file into IANA zone names.
 ///
 /// A TZID is, in this order:
-/// 1. an IANA name `ZoneClock(identifier:)` accepts (`Europe/Berlin`, `UTC`), kept as
-///    written;
+/// 1. a tz database name `ZoneClock(identifier:)` accepts (`Europe/Berlin`, `UTC`, `GMT`;
+///    not an abbreviation such as `EST`), kept as written;
 /// 2. the TZID of one of the calendar's VTIMEZONEs whose X-LIC-LOCATION is such a name
 ///    (the VTIMEZONE's own rules are not read: the zone's IANA rules are used);
 /// 3. a path in the style of Mozilla and Evolution (`/mozilla.org/20050126_1/Europe/Berlin`,
@@ -239,9 +239,11 @@ struct ICalZoneResolver {
         return name
     }
 
-    /// Whether `name` is a zone this platform knows.
+    /// Whether `name` is a zone this platform knows, by the same rule as every request's
+    /// zone (the `time-zone` format): an abbreviation Foundation resolves (`EST`) is not
+    /// one, or a reminder imported with it could not be sent back in an update.
     static func isZone(_ name: some StringProtocol) -> Bool {
-        !name.isEmpty && ZoneClock(identifier: String(name)) != nil
+        !name.isEmpty && StringFormat.timeZone.accepts(String(name)) && ZoneClock(identifier: String(name)) != nil
     }
 
     private static func resolve(_ tzid: String, locations: [String: String]) -> String? {
