@@ -220,7 +220,7 @@ struct EdgeFlowTests {
             let huge = try await HTTPTestClient.send(
                 "POST", "\(edge.baseURL)/v1/media/goals", headers: ["Authorization": "Bearer \(user)", "Content-Type": "image/png"],
                 body: TestImages.png(width: 450, height: 450))
-            #expect(huge.status == 413 && huge.code == "payload_too_large")
+            #expect(huge.status == 413 && huge.code == "payload_too_large" && huge.json?["fields"]?["content"]?.stringValue?.contains("524288") == true)
             let anonymous = try await HTTPTestClient.send("POST", "\(edge.baseURL)/v1/media/goals", headers: ["Content-Type": "image/png"], body: png)
             #expect(anonymous.status == 401)
         }

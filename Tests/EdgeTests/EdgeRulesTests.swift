@@ -12,6 +12,15 @@ import ZeroMQ
 struct EdgeRulesTests {
     // MARK: Client address
 
+    @Test("the Date header is RFC 9110's IMF-fixdate")
+    func httpDate() {
+        // RFC 9110, 5.6.7's own example, and days either side of a leap day and of 1970.
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 784_111_777)) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 1_709_164_800)) == "Thu, 29 Feb 2024 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: 0)) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(Date(timeIntervalSince1970: -1)) == "Wed, 31 Dec 1969 23:59:59 GMT")
+    }
+
     @Test("X-Forwarded-For is believed only from a trusted proxy, read from its right end")
     func forwardedFor() throws {
         let resolver = try ClientAddressResolver(trustedProxies: "10.0.0.0/8, 192.0.2.1, fd00::/8")

@@ -246,7 +246,7 @@ struct StatsFlowTests {
         try await InProcessService.with(StatsService.definition) { service in
             let base = Date().addingTimeInterval(-2 * 3_600)
             func at(_ seconds: Double) -> JSONValue { .string(Instant.format(base.addingTimeInterval(seconds))) }
-            // Thirty push-ups shown a second apart, each "completed" six seconds after it was shown.
+            // Three push-ups shown a second apart, each "completed" six seconds after it was shown.
             let crammed: JSONValue = [
                 "id": "crammed-workout-1", "countdownSeconds": 5, "level": "advanced",
                 "exercises": .array((0..<3).map { index in

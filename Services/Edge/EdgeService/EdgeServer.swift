@@ -299,9 +299,9 @@ public final class EdgeServer: Sendable {
             } catch {
                 guard error.code == .payloadTooLarge else { throw error }
                 // As the media store says it: on the image's field, with the limit.
-                throw ServiceError(
-                    .payloadTooLarge, error.message, fields: ["content": "at most \(settings.maxMediaBytes) bytes"],
-                    details: ["limitBytes": .integer(Int64(settings.maxMediaBytes))])
+                var limits = MediaLimits()
+                limits.maxBytes = settings.maxMediaBytes
+                throw limits.tooLarge
             }
             let client = context.clientAddress
             let frame = try await onPoolIfLarge(content.count) { () throws(ServiceError) in
@@ -419,7 +419,6 @@ struct Door: RouterMiddleware {
         if !edge.settings.corsOrigins.isEmpty { response.headers[.vary] = "Origin" }
         guard let origin else { return response }
         response.headers[.accessControlAllowOrigin] = origin
-        response.headers[.vary] = "Origin"
         response.headers[.accessControlExposeHeaders] = "ETag, Retry-After, X-Request-Id, X-Error-Ref, X-Error-Reason"
         return response
     }

@@ -25,11 +25,11 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
     /// For each request passed on and not yet answered, in order: whether the connection
     /// closes after its answer.
     private var closeAfter: [Bool] = []
-    /// A request was refused: nothing more is read.
-    private var refused = false
+    /// Nothing more is read: a request was refused, or the connection closes after an answer.
+    private var stopped = false
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !refused else { return }
+        guard !stopped else { return }
         guard case .head(let head) = unwrapInboundIn(data) else {
             context.fireChannelRead(data)
             return
@@ -37,12 +37,12 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
         // No tunnels: after CONNECT the parser reads the rest as the tunnel's bytes, and an
         // answer without a length would hold the client until the idle timeout.
         if head.method == .CONNECT {
-            refused = true
+            stopped = true
             context.close(promise: nil)
             return
         }
         if let reason = Self.refusal(head) {
-            refused = true
+            stopped = true
             context.fireErrorCaught(RefusedRequest(message: reason))
             return
         }
@@ -59,7 +59,7 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
     static func refusal(_ head: HTTPRequestHead) -> String? {
         let hosts = head.headers["host"].count
         if head.version.major == 1, head.version.minor >= 1, hosts != 1 {
-            return hosts == 0 ? "an HTTP/1.1 request needs a Host header" : "a request has one Host header"
+            return hosts == 0 ? "an HTTP/1.1 request needs a Host header" : "a request must have only one Host header"
         }
         if head.version.major == 1, head.version.minor == 0, head.headers.contains(name: "transfer-encoding") {
             return "an HTTP/1.0 request cannot have Transfer-Encoding"
@@ -75,7 +75,7 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
         case .end where !closeAfter.isEmpty:
             let close = closeAfter.removeFirst()
             guard close else { return context.write(data, promise: promise) }
-            refused = true
+            stopped = true
             let written = promise ?? context.eventLoop.makePromise()
             written.futureResult.whenComplete { _ in context.close(promise: nil) }
             context.writeAndFlush(data, promise: written)

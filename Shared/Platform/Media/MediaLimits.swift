@@ -14,6 +14,15 @@ public struct MediaLimits: Sendable, Equatable {
     /// The most base64 characters `maxBytes` take (with padding).
     public var maxBase64Length: Int { (maxBytes + 2) / 3 * 4 }
 
+    /// An image over ``maxBytes``: `payload_too_large` on `content`, with the limit in
+    /// `details.limitBytes` (the media store's answer, and the edge's for a raw upload).
+    public var tooLarge: ServiceError {
+        ServiceError(
+            .payloadTooLarge, "the image is larger than \(maxBytes) bytes",
+            fields: ["content": "at most \(maxBytes) bytes (\(maxBase64Length) base64 characters)"],
+            details: ["limitBytes": .integer(Int64(maxBytes))])
+    }
+
     /// The limits as one sentence, for `describe`.
     public var summary: String {
         "at most \(maxBytes / 1_024) KiB decoded, each side 1 to \(maxSide) pixels, at most \(maxPixels / 1_000_000) megapixels"

@@ -71,7 +71,7 @@ public enum MediaOperations {
                     "width": .integer(minimum: 1, maximum: Int64(limits.maxSide)), "height": .integer(minimum: 1, maximum: Int64(limits.maxSide)),
                 ], required: ["id", "contentType", "width", "height"]),
             prepare: { (context, input: PutRequest) -> Upload in
-                guard input.content.utf8.count <= limits.maxBase64Length else { throw tooLarge(limits) }
+                guard input.content.utf8.count <= limits.maxBase64Length else { throw limits.tooLarge }
                 let store = try context.mediaStore()
                 let uploader = context.principal?.userID
                 let id = RecordID.make(prefix: "med", at: context.receivedAt)
@@ -84,7 +84,7 @@ public enum MediaOperations {
                     else {
                         throw ServiceError.invalid("content", "not base64 (RFC 4648 alphabet, with padding, no line breaks)")
                     }
-                    guard content.count <= limits.maxBytes else { throw tooLarge(limits) }
+                    guard content.count <= limits.maxBytes else { throw limits.tooLarge }
                     let header: ImageHeader
                     do throws(ImageHeader.Problem) {
                         header = try ImageHeader.read(content, limits: limits)
@@ -156,12 +156,5 @@ public enum MediaOperations {
             }
             return GetReply(content: content.base64EncodedString(), contentType: record.header.contentType, sha256: record.sha256)
         }
-    }
-
-    static func tooLarge(_ limits: MediaLimits) -> ServiceError {
-        ServiceError(
-            .payloadTooLarge, "the image is larger than \(limits.maxBytes) bytes",
-            fields: ["content": "at most \(limits.maxBytes) bytes (\(limits.maxBase64Length) base64 characters)"],
-            details: ["limitBytes": .integer(Int64(limits.maxBytes))])
     }
 }

@@ -51,11 +51,11 @@ public enum Formats {
         return DateComponents(year: year, month: month, day: day)
     }
 
-    /// Parses a local time `HH:MM` (00:00 to 23:59) into minutes since midnight.
     /// The tz database's canonical zone names, those without a `/` among them (`GMT`):
     /// an abbreviation Foundation also resolves (`PST`) is not one.
     static let zoneNames = Set(TimeZone.knownTimeZoneIdentifiers)
 
+    /// Parses a local time `HH:MM` (00:00 to 23:59) into minutes since midnight.
     public static func time(_ text: String) -> Int? {
         let bytes = Array(text.utf8)
         guard bytes.count == 5, bytes[2] == UInt8(ascii: ":"), let hours = number(bytes[0..<2]),

@@ -62,8 +62,7 @@ extension RecurrenceRule {
             guard !allDay else { break }
             if let clock {
                 // Through the whole of that local day: the last second before the next one.
-                let midnight = LocalTime(secondOfDay: 0)!
-                if let next = clock.instant(date.adding(days: 1), midnight) { rule.until = .utc(next.addingTimeInterval(-1)) }
+                if let next = clock.instant(date.adding(days: 1), .midnight) { rule.until = .utc(next.addingTimeInterval(-1)) }
             } else {
                 rule.until = .local(LocalDateTime(date: date, time: LocalTime(secondOfDay: 86_399)!))
             }

@@ -122,7 +122,7 @@ struct PlanView: Sendable, JSONWrittenOnly {
         object.field("deadline", plan.terms.deadline?.description)
         object.field("deposits", Int64(plan.deposits))
         // What the plan as made expected by today (for a closed plan too: never what was saved).
-        object.field("expected", money(min(pace.expected, plan.terms.target)))
+        object.field("expected", money(pace.expected))
         object.field("id", plan.id)
         object.field("installmentsLeft", Int64(schedule.count))
         object.field("interval", plan.terms.interval.rawValue)

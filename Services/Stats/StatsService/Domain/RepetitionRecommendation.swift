@@ -40,18 +40,6 @@ struct RepetitionRecommendation: Sendable, Hashable {
     let baseRepetitions: Int
     /// See ``goalFactor(_:)``.
     let goalFactor: Double
-    /// Whether `recommended` is one the formula can give for an exercise of `base`
-    /// repetitions at the level: from base × 0.8 (maintain) × 1.0 × 0.8 (the lowest
-    /// adaptation), rounded down, to base × 1.25 (challenge) × 2.0 × 1.2, rounded up,
-    /// within ``repetitionRange``. An offline upload's recommendation is checked with it.
-    static func plausible(_ recommended: Int, base: Int) -> Bool {
-        let lowest = max(repetitionRange.lowerBound, Int((Double(base) * 0.8 * adaptationRange.lowerBound).rounded(.down)))
-        let highest = min(
-            repetitionRange.upperBound,
-            Int((Double(base) * 1.25 * (1 + Double(maximumProgressionPercent) / 100) * adaptationRange.upperBound).rounded(.up)))
-        return (lowest...max(lowest, highest)).contains(recommended)
-    }
-
     /// Full weeks (7 days) from the first workout to today; 0 without one.
     let fullWeeks: Int
     /// The planned progression per week, in percent (negative counts as 0).
@@ -104,6 +92,19 @@ struct RepetitionRecommendation: Sendable, Hashable {
             + " × \(Self.decimal(progressionFactor)) (\(weeks) at \(progressionPercentPerWeek) %/week\(capped))"
             + " × \(Self.decimal(adaptationFactor)) (\(results))"
             + " = \(Self.decimal(exactRepetitions)) → \(repetitions)"
+    }
+
+    /// Whether `recommended` is one the formula can give for an exercise of `base`
+    /// repetitions at the level: from base × the smallest goal factor × no progression ×
+    /// the lowest adaptation (0.8 × 1.0 × 0.8), rounded down, to base × the largest goal
+    /// factor × the most progression × the highest adaptation (1.25 × 2.0 × 1.2), rounded
+    /// up, within ``repetitionRange``. An offline upload's recommendation is checked with it.
+    static func plausible(_ recommended: Int, base: Int) -> Bool {
+        let factors = FitnessGoal.allCases.map(goalFactor)
+        let lowest = Double(base) * factors.min()! * adaptationRange.lowerBound
+        let highest = Double(base) * factors.max()! * (1 + Double(maximumProgressionPercent) / 100) * adaptationRange.upperBound
+        let range = max(repetitionRange.lowerBound, Int(lowest.rounded(.down)))...min(repetitionRange.upperBound, Int(highest.rounded(.up)))
+        return range.contains(recommended)
     }
 
     /// Full weeks from `first` to `today` (13 days: 1 week); 0 when `today` is earlier.

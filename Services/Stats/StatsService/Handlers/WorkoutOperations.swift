@@ -201,7 +201,7 @@ struct WorkoutOperations: Sendable {
             request: .object(
                 [
                     "workoutId": .string(minLength: 1, maxLength: 100), "number": .integer(minimum: 1, maximum: 30),
-                    "exerciseId": .string(minLength: 1, maxLength: 100), "repetitions": .integer(minimum: 1, maximum: Int64(Self.maximumRepetitions)),
+                    "exerciseId": .string(minLength: 1, maxLength: 100), "repetitions": .integer(minimum: 1, maximum: Int64(CompletionTiming.maximumRepetitions)),
                 ], required: ["workoutId", "number", "exerciseId", "repetitions"]),
             response: .object(
                 ["result": Self.resultSchema, "next": Self.stepSchema.nullable(), "finished": .boolean, "summary": Self.summarySchema.nullable()],
@@ -257,9 +257,6 @@ struct WorkoutOperations: Sendable {
         var number: Int?
         var exerciseId: String?
     }
-
-    /// The most repetitions (or seconds held) one exercise may report, live or offline.
-    static let maximumRepetitions = CompletionTiming.maximumRepetitions
 
     var skip: ServiceOperation {
         .write(
