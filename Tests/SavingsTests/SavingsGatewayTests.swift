@@ -42,7 +42,10 @@ struct SavingsGatewayTests {
 
             // Three weeks on (the plan's dates moved back in its database file: the clock cannot be turned).
             let file = URL(fileURLWithPath: stack.configuration.dataDirectory).appendingPathComponent("savings.sqlite")
-            let database = try DatabaseQueue(path: file.path)
+            // The running service may be writing (a reminder's timer): wait for its lock.
+            var waiting = Configuration()
+            waiting.busyMode = .timeout(10)
+            let database = try DatabaseQueue(path: file.path, configuration: waiting)
             try await database.write { db in
                 try db.execute(
                     sql: "UPDATE plan SET start_date = date(start_date, '-21 days'), created_on = date(created_on, '-21 days'), deadline = date(deadline, '-21 days') WHERE id = ?",
