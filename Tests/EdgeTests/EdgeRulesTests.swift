@@ -21,6 +21,16 @@ struct EdgeRulesTests {
         #expect(HTTPDate.format(Date(timeIntervalSince1970: -1)) == "Wed, 31 Dec 1969 23:59:59 GMT")
     }
 
+    @Test("event loops: one per core by default; BACKEND_EDGE_THREADS sets them, refused when not a positive count")
+    func eventLoops() throws {
+        #expect(EdgeSettings.defaultEventLoops(cores: 0) == 1)
+        #expect(EdgeSettings.defaultEventLoops(cores: 2) == 2)
+        var configuration = PlatformConfiguration()
+        configuration.edgeBind = "127.0.0.1:0"
+        #expect(try EdgeSettings(configuration: configuration, environment: ["BACKEND_EDGE_THREADS": "3"]).eventLoops == 3)
+        #expect(throws: ConfigurationError.self) { try EdgeSettings(configuration: configuration, environment: ["BACKEND_EDGE_THREADS": "0"]) }
+    }
+
     @Test("X-Forwarded-For is believed only from a trusted proxy, read from its right end")
     func forwardedFor() throws {
         let resolver = try ClientAddressResolver(trustedProxies: "10.0.0.0/8, 192.0.2.1, fd00::/8")

@@ -133,6 +133,33 @@ struct RuntimeTests {
         await service.stop()
     }
 
+    @Test("a read runs whole on a read thread, not a task; one past its deadline is answered timeout and other reads are not held up")
+    func readsOnReadThreads() async throws {
+        let directory = try TemporaryDirectory()
+        var configuration = PlatformConfiguration.forTests(directory: directory, services: ["test"])
+        configuration.requestDeadlineMs = 1_500
+        let service = try await InProcessService(TestService.definition(), configuration: configuration)
+        #expect(try await service.call("test.slow.read", data: ["ms": 0], idempotent: true).data?["onTask"] == false)
+        // Two reads block their threads past their deadline: answered `timeout`, their
+        // late replies dropped.
+        async let slow = withThrowingTaskGroup(of: Reply.Parsed.self) { group in
+            for _ in 0..<2 { group.addTask { try await service.call("test.slow.read", data: ["ms": 3_000], idempotent: true, timeout: .seconds(10)) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let started = ContinuousClock.now
+        #expect(try await service.call("test.count", idempotent: true, timeout: .seconds(10)).data == 0)
+        // There are at least three read threads, so another read waits for neither
+        // (the bound leaves a loaded machine its margin).
+        #expect(ContinuousClock.now - started < .seconds(2))
+        let replies = try await slow
+        #expect(replies.count == 2 && replies.allSatisfy { $0.error?.code == .timeout })
+        // The threads come free: a read after them runs.
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await service.call("test.slow.read", data: ["ms": 0], idempotent: true).data?["onTask"] == false)
+        await service.stop()
+    }
+
     @Test("an unexpected error is internal with a ref, never SQL")
     func internalErrors() async throws {
         let service = try await InProcessService(TestService.definition())
@@ -153,7 +180,7 @@ struct RuntimeTests {
             return
         }
         let names = operations.compactMap { $0["op"]?.stringValue }
-        #expect(Set(names) == ["test.put", "test.mine.put", "test.count", "test.slow", "test.fail", "test.me", "test.me.fast", "test.admin", "test.health", "test.describe", "test.events.replay", "test.metrics", "test.metrics.prometheus"])
+        #expect(Set(names) == ["test.put", "test.mine.put", "test.count", "test.slow", "test.slow.read", "test.fail", "test.me", "test.me.fast", "test.admin", "test.health", "test.describe", "test.events.replay", "test.metrics", "test.metrics.prometheus"])
         let put = try #require(operations.first { $0["op"] == "test.put" })
         #expect(put["request"]?["required"] == ["key", "value"])
         #expect(operations.first { $0["op"] == "test.events.replay" }?["auth"] == "internal")

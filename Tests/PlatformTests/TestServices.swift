@@ -64,6 +64,16 @@ enum TestService {
                     try await Task.sleep(for: .milliseconds(input.ms))
                     return Empty()
                 },
+                // A read that blocks its thread (as a long query would); it tells whether it
+                // ran in a task or, as reads should, on a read thread.
+                .read(
+                    "\(name).slow.read", summary: "Blocks in a read transaction.", auth: .public,
+                    request: .object(["ms": .integer(minimum: 0)], required: ["ms"]), response: .object(["onTask": .boolean], required: ["onTask"])
+                ) { (_, input: Slow, db: Database) in
+                    _ = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item")
+                    Thread.sleep(forTimeInterval: Double(input.ms) / 1_000)
+                    return ["onTask": .bool(withUnsafeCurrentTask { $0 != nil })] as JSONValue
+                },
                 .task("\(name).fail", summary: "Throws a database error.", auth: .public, request: .empty, response: .empty) {
                     (context, _: Empty) in
                     try await context.database().write { db in try db.execute(sql: "SELECT * FROM no_such_table") }

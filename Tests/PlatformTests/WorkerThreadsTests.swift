@@ -42,3 +42,30 @@ private final class Recorder: Sendable {
     func append(_ name: String) { state.withLock { $0.append(name) } }
     var names: [String] { state.withLock { $0 } }
 }
+
+@Suite("Worker threads, submitted work")
+struct SubmittedWorkTests {
+    @Test("submitted work runs on a thread; a ticket cancelled before a thread takes it runs its job as cancelled")
+    func submitAndCancel() async throws {
+        let workers = WorkerThreads(name: "test-submit", count: 1)
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let seen = Mutex<[String]>([])
+        let done = DispatchSemaphore(value: 0)
+        _ = workers.submit { cancelled in
+            started.signal()
+            gate.wait()
+            seen.withLock { $0.append("first \(cancelled)") }
+        }
+        await withCheckedContinuation { continuation in DispatchQueue.global().async { started.wait(); continuation.resume() } }
+        let second = workers.submit { cancelled in seen.withLock { $0.append("second \(cancelled)") } }
+        _ = workers.submit { cancelled in
+            seen.withLock { $0.append("third \(cancelled)") }
+            done.signal()
+        }
+        second.cancel()
+        gate.signal()
+        await withCheckedContinuation { continuation in DispatchQueue.global().async { done.wait(); continuation.resume() } }
+        #expect(seen.withLock { $0 } == ["first false", "second true", "third false"])
+    }
+}

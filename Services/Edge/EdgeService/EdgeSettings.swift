@@ -42,6 +42,14 @@ public struct EdgeSettings: Sendable {
     public var corsOrigins: Set<String> = []
     /// How long the edge waits for the gateway: its deadline and a second more.
     public var gatewayTimeout: Duration
+    /// Event loop threads, which also run the handlers (`BACKEND_EDGE_THREADS`): by
+    /// default one per core. One loop on two cores was measured twice against two
+    /// (`bench edge`, alternating runs on Nov 27 and Nov 28): 0.26–0.54 ms added at 1 in
+    /// flight against 0.35–0.60 ms, and 27–29% of the gateway's rate at 64 connections
+    /// against 30–33%, within the machine's noise, so the default stayed.
+    public var eventLoops = Self.defaultEventLoops(cores: ProcessInfo.processInfo.activeProcessorCount)
+
+    static func defaultEventLoops(cores: Int) -> Int { max(1, cores) }
 
     /// Reads the settings.
     public init(configuration: PlatformConfiguration, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
@@ -68,6 +76,7 @@ public struct EdgeSettings: Sendable {
         }
         if let text = environment["BACKEND_EDGE_BODY_BUDGET_MB"] { bodyBudgetBytes = try Self.count(text, "BACKEND_EDGE_BODY_BUDGET_MB") << 20 }
         corsOrigins = Set((environment["BACKEND_EDGE_CORS_ORIGINS"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        if let text = environment["BACKEND_EDGE_THREADS"] { eventLoops = try Self.count(text, "BACKEND_EDGE_THREADS") }
         gatewayTimeout = .milliseconds(configuration.gatewayDeadlineMs + 1_000)
     }
 
@@ -86,6 +95,7 @@ public struct EdgeSettings: Sendable {
         ("BACKEND_EDGE_MAX_CONNECTIONS", "connections held at once (at most half the process's descriptors)"),
         ("BACKEND_EDGE_MAX_CONNECTIONS_PER_ADDRESS", "connections held at once from one peer address (trusted proxies: no bound)"),
         ("BACKEND_EDGE_BODY_BUDGET_MB", "MiB of request bodies held in memory at once (then 503)"),
+        ("BACKEND_EDGE_THREADS", "event loop threads (default: one per core)"),
     ]
 
     /// Whether the scheme is HTTPS.

@@ -21,7 +21,7 @@ do {
     let edge = EdgeServer(settings: settings, gateway: gateway, documents: documents, logger: logger)
     // The event loops that serve the connections also run their handlers
     // (EventLoopExecutor): no request crosses to Swift's pool and back.
-    let loops = MultiThreadedEventLoopGroup(numberOfThreads: System.coreCount)
+    let loops = MultiThreadedEventLoopGroup(numberOfThreads: settings.eventLoops)
     let executor = EventLoopExecutor(loops)
     let application = try edge.application(eventLoopGroup: loops) { port in
         logger.notice("edge serving", metadata: ["url": "\(settings.usesTLS ? "https" : "http")://\(settings.bind.host):\(port)"])

@@ -105,6 +105,22 @@ public final class RequestDispatcher: Sendable {
         operations[op]?.fastPath != nil
     }
 
+    /// Whether the operation runs whole on a thread that may block (``runBlocking(_:)``).
+    public func runsBlocking(_ op: String) -> Bool {
+        operations[op]?.executeBlocking != nil
+    }
+
+    /// Runs a read on the calling thread, which must not be one of Swift's pool, and
+    /// returns the reply frame; `nil` when the operation has no such run.
+    public func runBlocking(_ prepared: Prepared) -> (reply: Data, outcome: String)? {
+        guard let run = prepared.operation.executeBlocking else { return nil }
+        do {
+            return (Reply.success(id: prepared.context.requestID, data: try run(prepared.context, prepared.data)), "ok")
+        } catch {
+            return reply(for: error, prepared.context)
+        }
+    }
+
     /// Runs an inline request on the calling thread and returns the reply frame.
     public func runInline(_ prepared: Prepared) -> (reply: Data, outcome: String) {
         guard let run = prepared.operation.executeInline else {

@@ -37,9 +37,10 @@ public struct RequestLimits: Sendable {
 /// The request socket of a service: a ROUTER on its own thread.
 ///
 /// The thread receives, parses and answers; it never waits for SQLite. Inline operations
-/// (health, describe) are answered right there; every other request becomes a task, and
-/// its reply comes back through a ``Mailbox``. Each request has a deadline after which
-/// it is answered with `timeout` and its task is cancelled. On shutdown the socket stops
+/// (health, describe) are answered right there; a read runs whole on one of the read
+/// threads; every other request becomes a task. Replies come back through a ``Mailbox``.
+/// Each request has a deadline after which it is answered with `timeout` and its task is
+/// cancelled (a read not started yet is dropped). On shutdown the socket stops
 /// taking requests, finishes those in flight (up to the grace period), then closes.
 public final class RequestServer: Service, Sendable {
     private let endpoint: String
@@ -59,6 +60,27 @@ public final class RequestServer: Service, Sendable {
         let outcome: String
     }
 
+    /// Where a request is being handled, so it can be cancelled at its deadline.
+    private enum Work {
+        case task(Task<Void, Never>)
+        case read(WorkerThreads.Ticket)
+
+        func cancel() {
+            switch self {
+            case .task(let task): task.cancel()
+            case .read(let ticket): ticket.cancel()
+            }
+        }
+    }
+
+    /// The threads that run reads whole (``RequestDispatcher/runBlocking(_:)``), shared by
+    /// the process's request sockets: two per core (so one waiting for the disk leaves
+    /// the core to another), at least three, at most as many as a database has readers
+    /// (``ServiceDatabase``). More cost more than they bring: on two cores, `bench
+    /// reminders`' pages took 320–340 µs of the service's CPU each with three or four
+    /// threads, 430–460 µs with eight (preempted mid-page, their caches cold).
+    static let readThreads = WorkerThreads(name: "reads", count: min(8, max(3, 2 * ProcessInfo.processInfo.activeProcessorCount)))
+
     private struct InFlight {
         let envelope: [Data]
         /// Whether the request came as one packed frame (``PackedFrames``), as the reply goes.
@@ -67,7 +89,7 @@ public final class RequestServer: Service, Sendable {
         let op: String
         let started: ContinuousClock.Instant
         let deadline: ContinuousClock.Instant
-        let task: Task<Void, Never>
+        let work: Work
         /// The request's size, counted against ``RequestLimits/maxInFlightBytes``.
         let bytes: Int
     }
@@ -198,26 +220,57 @@ public final class RequestServer: Service, Sendable {
             let tag = nextTag
             let dispatcher = self.dispatcher, completions = self.completions, alreadyPrepared = preparedHere
             // Token checks and validation run in the task too, off the socket thread.
-            let task = Task {
-                let (reply, outcome): (Data, String)
-                do throws(ServiceError) {
-                    let prepared: RequestDispatcher.Prepared
-                    if let alreadyPrepared {
-                        prepared = alreadyPrepared
-                    } else {
-                        prepared = try await dispatcher.prepareFetchingKeys(request, client: client, caller: caller)
+            @Sendable func startTask() -> Task<Void, Never> {
+                Task {
+                    let (reply, outcome): (Data, String)
+                    do throws(ServiceError) {
+                        let prepared: RequestDispatcher.Prepared
+                        if let alreadyPrepared {
+                            prepared = alreadyPrepared
+                        } else {
+                            prepared = try await dispatcher.prepareFetchingKeys(request, client: client, caller: caller)
+                        }
+                        (reply, outcome) = await dispatcher.run(prepared)
+                    } catch {
+                        (reply, outcome) = (Reply.failure(id: request.id, error: error), error.code.rawValue)
                     }
-                    (reply, outcome) = await dispatcher.run(prepared)
-                } catch {
-                    (reply, outcome) = (Reply.failure(id: request.id, error: error), error.code.rawValue)
+                    completions.post(Completion(tag: tag, reply: reply, outcome: outcome))
                 }
-                completions.post(Completion(tag: tag, reply: reply, outcome: outcome))
+            }
+            let work: Work
+            if dispatcher.runsBlocking(request.op) {
+                // A read runs whole on a read thread: checks, transaction, encoding.
+                work = .read(
+                    Self.readThreads.submit { cancelled in
+                        // Cancelled: the socket thread answered `timeout` already.
+                        guard !cancelled else { return }
+                        let result: (reply: Data, outcome: String)?
+                        do throws(ServiceError) {
+                            let prepared: RequestDispatcher.Prepared
+                            if let alreadyPrepared {
+                                prepared = alreadyPrepared
+                            } else {
+                                prepared = try dispatcher.prepare(request, client: client, caller: caller)
+                            }
+                            result = dispatcher.runBlocking(prepared)
+                        } catch where error.isUnknownKey {
+                            // A token of a key not fetched yet: the task fetches it first.
+                            _ = startTask()
+                            return
+                        } catch {
+                            result = (Reply.failure(id: request.id, error: error), error.code.rawValue)
+                        }
+                        guard let result else { return }
+                        completions.post(Completion(tag: tag, reply: result.reply, outcome: result.outcome))
+                    })
+            } else {
+                work = .task(startTask())
             }
             let bytes = frames.reduce(0) { $0 + $1.count }
             inFlightBytes += bytes
             inFlight[tag] = InFlight(
                 envelope: message.envelope, packed: packed, id: request.id, op: request.op, started: started,
-                deadline: started + limits.deadline, task: task, bytes: bytes)
+                deadline: started + limits.deadline, work: work, bytes: bytes)
         }
 
         // While draining, new requests are answered at once instead of waiting unread.
@@ -248,7 +301,7 @@ public final class RequestServer: Service, Sendable {
             for (tag, request) in inFlight {
                 if request.deadline <= now {
                     inFlight[tag] = nil
-                    request.task.cancel()
+                    request.work.cancel()
                     finish(request, reply: Reply.failure(id: request.id, error: .timeout()), outcome: "timeout")
                 } else {
                     wait = min(wait, (request.deadline - now).wholeMilliseconds + 1)
@@ -284,7 +337,7 @@ public final class RequestServer: Service, Sendable {
             }
         }
         for (_, request) in inFlight {
-            request.task.cancel()
+            request.work.cancel()
             finish(request, reply: Reply.failure(id: request.id, error: .unavailable("the service is shutting down")), outcome: "unavailable")
         }
         // Give the last replies a moment to leave before the socket goes.

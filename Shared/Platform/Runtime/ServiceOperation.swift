@@ -39,6 +39,11 @@ public struct ServiceOperation: Sendable {
     public let mode: Mode
     let execute: @Sendable (RequestContext, JSONValue) async throws -> Data
     let executeInline: (@Sendable (RequestContext, JSONValue) throws -> Data)?
+    /// A read operation's whole run on the calling thread, which must be one that may
+    /// block (not Swift's pool): decode, the read transaction, encode. The request socket
+    /// runs it on its read threads, so a read crosses threads twice (to a read thread and
+    /// back) instead of four times (to a task, to GRDB's queue, back to the task, back).
+    let executeBlocking: (@Sendable (RequestContext, JSONValue) throws -> Data)?
     /// An answer from memory, tried on the socket thread before the handler is started
     /// as a task; `nil` means "not in memory, run the handler".
     public private(set) var fastPath: (@Sendable (RequestContext, JSONValue) -> Data?)?
@@ -66,7 +71,8 @@ public struct ServiceOperation: Sendable {
     init(
         name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema, mode: Mode,
         execute: @escaping @Sendable (RequestContext, JSONValue) async throws -> Data,
-        executeInline: (@Sendable (RequestContext, JSONValue) throws -> Data)?
+        executeInline: (@Sendable (RequestContext, JSONValue) throws -> Data)?,
+        executeBlocking: (@Sendable (RequestContext, JSONValue) throws -> Data)? = nil
     ) {
         self.name = name
         self.summary = summary
@@ -76,6 +82,7 @@ public struct ServiceOperation: Sendable {
         self.mode = mode
         self.execute = execute
         self.executeInline = executeInline
+        self.executeBlocking = executeBlocking
         self.fastPath = nil
     }
 
@@ -103,7 +110,12 @@ public struct ServiceOperation: Sendable {
                 let input = try decodeRequest(Request.self, from: data)
                 let result = try await context.database().read { db in try handler(context, input, db) }
                 return try WireJSON.encode(result)
-            }, executeInline: nil)
+            }, executeInline: nil,
+            executeBlocking: { context, data in
+                let input = try decodeRequest(Request.self, from: data)
+                let result = try context.database().read { db in try handler(context, input, db) }
+                return try WireJSON.encode(result)
+            })
     }
 
     /// An operation that changes state in one write transaction. With an `idem` key the

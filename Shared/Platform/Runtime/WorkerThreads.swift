@@ -17,7 +17,7 @@ public final class WorkerThreads: Sendable {
     /// The queue is at its bound.
     public struct Full: Error, Sendable {}
 
-    private final class Job: Sendable {
+    fileprivate final class Job: Sendable {
         let body: @Sendable (_ cancelled: Bool) -> Void
         let cancelled = Atomic<Bool>(false)
         init(_ body: @escaping @Sendable (Bool) -> Void) { self.body = body }
@@ -43,6 +43,24 @@ public final class WorkerThreads: Sendable {
             thread.name = "\(name)-\(index)"
             thread.start()
         }
+    }
+
+    /// A job handed to the threads by ``submit(_:)``: cancelled before a thread takes it,
+    /// it runs with `cancelled` true (and should only clean up).
+    public struct Ticket: Sendable {
+        fileprivate let job: Job
+
+        /// Marks the job cancelled.
+        public func cancel() { job.cancelled.store(true, ordering: .releasing) }
+    }
+
+    /// Hands `work` to one of the threads without waiting for it (for a thread that is
+    /// not a task, such as a socket's, which hears the outcome another way).
+    public func submit(_ work: @escaping @Sendable (_ cancelled: Bool) -> Void) -> Ticket {
+        let job = Job(work)
+        jobs.withLock { $0.append(job) }
+        available.signal()
+        return Ticket(job: job)
     }
 
     /// Jobs waiting for a thread now.
