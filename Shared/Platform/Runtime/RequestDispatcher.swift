@@ -111,9 +111,12 @@ public final class RequestDispatcher: Sendable {
     }
 
     /// Runs a read on the calling thread, which must not be one of Swift's pool, and
-    /// returns the reply frame; `nil` when the operation has no such run.
-    public func runBlocking(_ prepared: Prepared) -> (reply: Data, outcome: String)? {
-        guard let run = prepared.operation.executeBlocking else { return nil }
+    /// returns the reply frame (`internal` for an operation without such a run, which
+    /// ``runsBlocking(_:)`` tells apart first).
+    public func runBlocking(_ prepared: Prepared) -> (reply: Data, outcome: String) {
+        guard let run = prepared.operation.executeBlocking else {
+            return failure(prepared.context.requestID, .internal(ref: prepared.context.requestID), outcome: "internal")
+        }
         do {
             return (Reply.success(id: prepared.context.requestID, data: try run(prepared.context, prepared.data)), "ok")
         } catch {

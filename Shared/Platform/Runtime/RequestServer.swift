@@ -244,7 +244,7 @@ public final class RequestServer: Service, Sendable {
                     Self.readThreads.submit { cancelled in
                         // Cancelled: the socket thread answered `timeout` already.
                         guard !cancelled else { return }
-                        let result: (reply: Data, outcome: String)?
+                        let result: (reply: Data, outcome: String)
                         do throws(ServiceError) {
                             let prepared: RequestDispatcher.Prepared
                             if let alreadyPrepared {
@@ -260,7 +260,6 @@ public final class RequestServer: Service, Sendable {
                         } catch {
                             result = (Reply.failure(id: request.id, error: error), error.code.rawValue)
                         }
-                        guard let result else { return }
                         completions.post(Completion(tag: tag, reply: result.reply, outcome: result.outcome))
                     })
             } else {

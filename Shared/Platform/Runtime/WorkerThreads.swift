@@ -58,9 +58,19 @@ public final class WorkerThreads: Sendable {
     /// not a task, such as a socket's, which hears the outcome another way).
     public func submit(_ work: @escaping @Sendable (_ cancelled: Bool) -> Void) -> Ticket {
         let job = Job(work)
-        jobs.withLock { $0.append(job) }
-        available.signal()
+        _ = enqueue(job, maxQueued: .max)
         return Ticket(job: job)
+    }
+
+    /// Queues `job` for a thread unless `maxQueued` jobs already wait; whether it did.
+    private func enqueue(_ job: Job, maxQueued: Int) -> Bool {
+        let accepted = jobs.withLock { queue -> Bool in
+            guard queue.count < maxQueued else { return false }
+            queue.append(job)
+            return true
+        }
+        if accepted { available.signal() }
+        return accepted
     }
 
     /// Jobs waiting for a thread now.
@@ -81,17 +91,12 @@ public final class WorkerThreads: Sendable {
                         continuation.resume(with: Result { try work() })
                     }
                 }
-                let accepted = jobs.withLock { queue -> Bool in
-                    guard queue.count < maxQueued else { return false }
-                    queue.append(job)
-                    return true
-                }
-                guard accepted else {
+                // Known to the cancellation handler before a thread can take it.
+                slot.withLock { $0 = job }
+                guard enqueue(job, maxQueued: maxQueued) else {
                     continuation.resume(throwing: Full())
                     return
                 }
-                slot.withLock { $0 = job }
-                available.signal()
             }
         } onCancel: {
             slot.withLock { $0?.cancelled.store(true, ordering: .releasing) }
