@@ -23,14 +23,18 @@ public enum PipeliningClient {
     }
 
     /// Sends every body as fast as the socket takes it and collects the replies, for at
-    /// most `timeout` in all; the outcomes are in the order of `bodies`.
+    /// most `timeout` in all and, when `stallTimeout` is given, only while the server
+    /// keeps taking requests or answering: it gives up once neither has happened for that
+    /// long (a starved server is slow but answers; a lost reply stalls). The outcomes are
+    /// in the order of `bodies`.
     ///
     /// At most `sendHighWaterMark` messages wait in this process (`ZMQ_SNDHWM`); beyond
     /// that the client waits for the server to read, as a real client's socket would, so
     /// a flood of large bodies does not pile up here. A positive `niceness` lowers the
     /// client thread's scheduling priority (see ``ChildProcess/lowerPriority(niceness:)``).
     public static func run(
-        _ bodies: [Data], endpoint: String, timeout: Duration, sendHighWaterMark: Int32 = 16, niceness: Int32 = 0
+        _ bodies: [Data], endpoint: String, timeout: Duration, stallTimeout: Duration? = nil, sendHighWaterMark: Int32 = 16,
+        niceness: Int32 = 0
     ) async -> [Outcome] {
         let outcomes = Mutex<[Outcome]>(Array(repeating: Outcome(), count: bodies.count))
         let thread = SocketThread(name: "pipelining-client") {
@@ -47,16 +51,19 @@ public enum PipeliningClient {
                 var sentAt: [ContinuousClock.Instant?] = Array(repeating: nil, count: bodies.count)
                 var next = 0, received = 0
                 let deadline = ContinuousClock.now + timeout
+                var lastProgress = ContinuousClock.now
                 while received < bodies.count, ContinuousClock.now < deadline {
+                    if let stallTimeout, ContinuousClock.now - lastProgress > stallTimeout { break }
                     while next < bodies.count {
                         var tag = UInt32(next)
                         let tagFrame = withUnsafeBytes(of: &tag) { Data($0) }
                         guard try socket.send(multipart: [tagFrame, Data(), bodies[next]], dontWait: true) else { break }
                         sentAt[next] = .now
                         next += 1
+                        lastProgress = .now
                     }
                     // While requests wait to be sent, come back soon to send more.
-                    let wait = next < bodies.count ? 2 : max(1, (deadline - .now).wholeMilliseconds)
+                    let wait = next < bodies.count ? 2 : max(1, min(1_000, (deadline - .now).wholeMilliseconds))
                     _ = try poller.poll(timeoutMs: wait)
                     while let frames = try socket.receiveMultipart(dontWait: true) {
                         guard frames.count == 3, frames[0].count == 4 else { continue }
@@ -65,6 +72,7 @@ public enum PipeliningClient {
                         let outcome = Outcome(reply: try? Reply.parse(frames[2]), latency: .now - sent)
                         outcomes.withLock { $0[index] = outcome }
                         received += 1
+                        lastProgress = .now
                     }
                 }
             } catch {
