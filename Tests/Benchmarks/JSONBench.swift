@@ -82,6 +82,25 @@ struct JSONBench: AsyncParsableCommand {
         let bookingBytes = try WireJSON.encode(booking)
         try measure("decode the booking: JSONParser + JSONValueDecoder (bytes)") { _ = try WireJSON.decode(Booking.self, from: bookingBytes) }
         try measure("decode the booking: JSONDecoder (bytes)") { _ = try foundationDecoder.decode(Booking.self, from: bookingBytes) }
+        // The hops around a request, without the sockets: what the gateway does between
+        // reading a client's frames and sending them on, and what a service does between
+        // reading them and sending the reply (the booking) back.
+        let identity = Data([0, 0x80, 0, 0x41, 0xA7]), tag = Data(repeating: 7, count: 8)
+        let clientFrames = [identity, Data(), request]
+        try measure("gateway hop: open, read the head, pack for the service") {
+            let (frames, _) = PackedFrames.open(clientFrames)
+            guard case .success(let read) = IncomingRequest.readHead(frames, maxBytes: 1 << 20), !InternalOperations.contains(read.head.op)
+            else { throw ServiceError.badRequest("the benchmark request did not read") }
+            let clientFrame = Data((ClientAddress.framePrefix + "127.0.0.1").utf8)
+            _ = PackedFrames.pack([tag, clientFrame] + frames)
+        }
+        let atService = [Data("gw-1".utf8), PackedFrames.pack([tag, Data((ClientAddress.framePrefix + "127.0.0.1").utf8)] + clientFrames)]
+        try measure("service hop: open, read the request, pack the reply") {
+            let (frames, packed) = PackedFrames.open(atService)
+            guard case .success(let read) = IncomingRequest.read(frames, maxBytes: 1 << 20), ClientAddress.find(in: read.envelope) != nil
+            else { throw ServiceError.badRequest("the benchmark request did not read") }
+            _ = PackedFrames.reply(envelope: read.envelope, Reply.success(id: read.request.id, data: bookingBytes), packed: packed)
+        }
         try measure("idempotency hash of data as sent") { _ = try RequestEnvelope.parse(request).requestHash }
         measure("Instant.format") { _ = Instant.format(epochMilliseconds: 1_795_341_600_123) }
         measure("Instant.parse") { _ = Instant.parse("2026-11-23T07:00:00.000Z") }

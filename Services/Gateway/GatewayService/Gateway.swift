@@ -138,6 +138,13 @@ public final class Gateway: Service, Sendable {
         if let edgeFrontend { logger.info("gateway serving the edge", metadata: ["endpoint": "\(edgeFrontend.lastEndpoint)"]) }
 
         var pending: [UInt64: Pending] = [:]
+        /// No later than the earliest deadline in `pending` (`nil`: nothing in flight);
+        /// answers that come in do not move it, so it may be early, never late.
+        var earliestDeadline: ContinuousClock.Instant?
+        func track(_ tag: UInt64, _ request: Pending) {
+            pending[tag] = request
+            earliestDeadline = min(earliestDeadline ?? request.deadline, request.deadline)
+        }
         var nextTag: UInt64 = 0
         var budget = InFlightBudget(limits: limits)
         let services = backends.keys.sorted()
@@ -204,8 +211,7 @@ public final class Gateway: Service, Sendable {
                         continue
                     }
                     let now = ContinuousClock.now
-                    pending[tag] = Pending(
-                        origin: .healthCheck(service: service), started: now, deadline: now + limits.healthCheckTimeout)
+                    track(tag, Pending(origin: .healthCheck(service: service), started: now, deadline: now + limits.healthCheckTimeout))
                 }
             }
         }
@@ -255,9 +261,11 @@ public final class Gateway: Service, Sendable {
                     message.envelope, id: request.id, op: request.op,
                     .unavailable("the \(service) service is not reachable"), started: started)
             }
-            pending[tag] = Pending(
-                origin: .client(envelope: message.envelope, id: request.id, op: request.op, client: client, bytes: bytes),
-                started: started, deadline: started + limits.deadline)
+            track(
+                tag,
+                Pending(
+                    origin: .client(envelope: message.envelope, id: request.id, op: request.op, client: client, bytes: bytes),
+                    started: started, deadline: started + limits.deadline))
         }
 
         /// A service answered (`reply`) or the deadline passed (`nil`).
@@ -297,15 +305,20 @@ public final class Gateway: Service, Sendable {
 
         while !stopping.isRaised {
             let now = ContinuousClock.now
-            var wait = 250
-            for (tag, request) in pending {
-                if request.deadline <= now {
-                    pending[tag] = nil
-                    complete(request, reply: nil)
-                } else {
-                    wait = min(wait, (request.deadline - now).wholeMilliseconds + 1)
+            // Deadlines are looked for only when the earliest may have passed: a look at
+            // every request in flight on every wake-up cost more than routing them.
+            if let earliest = earliestDeadline, earliest <= now {
+                earliestDeadline = nil
+                for (tag, request) in pending {
+                    if request.deadline <= now {
+                        pending[tag] = nil
+                        complete(request, reply: nil)
+                    } else {
+                        earliestDeadline = min(earliestDeadline ?? request.deadline, request.deadline)
+                    }
                 }
             }
+            let wait = earliestDeadline.map { min(250, ($0 - now).wholeMilliseconds + 1) } ?? 250
             guard (try? poller.poll(timeoutMs: wait)) != nil else { break }
             for (item, backend) in backendItems where poller.isReadable(item) {
                 while let received = try? backend.receiveMultipart(dontWait: true) {

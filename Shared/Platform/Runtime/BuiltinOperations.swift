@@ -212,8 +212,11 @@ public enum InternalOperations {
     /// Whether `op` is internal: `<service>.events.replay`, `<service>.metrics.prometheus` or
     /// `<service>.internal.*`.
     public static func contains(_ op: String) -> Bool {
-        guard let dot = op.firstIndex(of: ".") else { return false }
-        let rest = op[op.index(after: dot)...]
-        return rest == "events.replay" || rest == "metrics.prometheus" || rest.hasPrefix("internal.")
+        // On the UTF-8 view: the gateway asks this of every request.
+        let utf8 = op.utf8
+        guard let dot = utf8.firstIndex(of: UInt8(ascii: ".")) else { return false }
+        let rest = utf8[utf8.index(after: dot)...]
+        return rest.elementsEqual("events.replay".utf8) || rest.elementsEqual("metrics.prometheus".utf8)
+            || rest.starts(with: "internal.".utf8)
     }
 }

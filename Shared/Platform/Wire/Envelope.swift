@@ -62,7 +62,7 @@ public struct RequestEnvelope: Sendable, Equatable {
             throw notJSON(error)
         }
         guard case .object(let members) = value else { throw notAnObject }
-        let head = try Head(checking: members)
+        let head = try Head(checkingID: members["id"], op: members["op"], token: members["token"], idem: members["idem"])
         let data: JSONValue
         var dataBytes: Data?
         switch members["data"] {
@@ -93,10 +93,10 @@ public struct RequestEnvelope: Sendable, Equatable {
         /// The service the operation belongs to: its first segment.
         public var service: Substring { op.prefix(while: { $0 != "." }) }
 
-        /// Checks the envelope's members in the order `parse` does, so both report the
-        /// same first problem.
-        init(checking members: [String: JSONValue]) throws(Rejection) {
-            switch members["id"] {
+        /// Checks the envelope's members (`nil` where absent) in the order `parse` does,
+        /// so both report the same first problem.
+        init(checkingID idValue: JSONValue?, op opValue: JSONValue?, token tokenValue: JSONValue?, idem idemValue: JSONValue?) throws(Rejection) {
+            switch idValue {
             case .string(let text) where !text.isEmpty && text.utf8.count <= maxIDLength: id = text
             case .string: throw Rejection(error: .badRequest("`id` must have 1 to \(maxIDLength) bytes"), id: nil)
             case nil, .null?: throw Rejection(error: .badRequest("`id` is missing"), id: nil)
@@ -104,18 +104,18 @@ public struct RequestEnvelope: Sendable, Equatable {
             }
             let id = id
             func reject(_ message: String) -> Rejection { Rejection(error: .badRequest(message), id: id) }
-            switch members["op"] {
+            switch opValue {
             case .string(let text) where isOperationName(text): op = text
             case .string: throw reject("`op` must look like `<service>.<operation>`")
             case nil, .null?: throw reject("`op` is missing")
             default: throw reject("`op` must be a string")
             }
-            switch members["token"] {
+            switch tokenValue {
             case nil, .null?: token = nil
             case .string(let text): token = text
             default: throw reject("`token` must be a string")
             }
-            switch members["idem"] {
+            switch idemValue {
             case nil, .null?: idem = nil
             case .string(let text) where !text.isEmpty && text.utf8.count <= maxIdempotencyKeyLength: idem = text
             case .string: throw reject("`idem` must have 1 to \(maxIdempotencyKeyLength) bytes")
@@ -129,25 +129,31 @@ public struct RequestEnvelope: Sendable, Equatable {
     /// and `data` must be an object, `null` or absent, yet its contents are skipped
     /// without being copied. The gateway uses this; services parse in full.
     public static func parseHead(_ frame: Data) throws(Rejection) -> Head {
-        let members: [String: JSONParser.Member]?
+        let slots: [JSONParser.Member?]?
         do {
-            var ranges: [String: Range<Int>] = [:]
-            members = try JSONParser.parseMembers(of: frame, headMembers, ranges: &ranges)
+            var ranges: [Range<Int>?] = []
+            slots = try JSONParser.parseMemberSlots(of: frame, headMembers, ranges: &ranges)
         } catch {
             throw notJSON(error)
         }
-        guard let members else { throw notAnObject }
-        var head = try Head(checking: members.compactMapValues { member in
-            if case .value(let value) = member { value } else { nil }
-        })
-        if case .value(.string(let client))? = members["client"], EdgeTrust.isPlausibleAddress(client) { head.client = client }
-        switch members["data"] {
+        guard let slots else { throw notAnObject }
+        func value(_ slot: HeadSlot) -> JSONValue? {
+            if case .value(let value)? = slots[slot.rawValue] { value } else { nil }
+        }
+        var head = try Head(checkingID: value(.id), op: value(.op), token: value(.token), idem: value(.idem))
+        if case .string(let client)? = value(.client), EdgeTrust.isPlausibleAddress(client) { head.client = client }
+        switch slots[HeadSlot.data.rawValue] {
         case nil, .skipped(.object)?, .skipped(.null)?: return head
         default: throw Rejection(error: .badRequest(dataNotAnObject), id: head.id)
         }
     }
 
-    private static let headMembers = JSONParser.MemberNames(keeping: ["id", "op", "token", "idem", "client"], noting: ["data"])
+    /// The members ``parseHead(_:)`` reads, by their slot in ``headMembers``.
+    private enum HeadSlot: Int {
+        case id, op, token, idem, client, data
+    }
+
+    private static let headMembers = JSONParser.MemberNames(ordered: ["id", "op", "token", "idem", "client"], noting: ["data"])
 
     private static func notJSON(_ error: JSONParser.Failure) -> Rejection {
         Rejection(error: .badRequest("the request is not valid JSON (UTF-8): \(error.message)"), id: nil)
@@ -198,11 +204,18 @@ public enum Reply {
         head.append(contentsOf: #"{"id":"#.utf8)
         writeID(id, to: &head)
         head.append(contentsOf: #","ok":true,"data":"#.utf8)
-        // One copy of the (possibly large) data, straight into the reply.
-        var output = Data(capacity: head.count + data.count + 1)
-        output.append(contentsOf: head)
-        output.append(data)
-        output.append(UInt8(ascii: "}"))
+        // One allocation and one copy of the (possibly large) data, through one pointer:
+        // Data's appends cost more than the copies.
+        var output = Data(count: head.count + data.count + 1)
+        output.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
+            head.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            data.withUnsafeBytes { bytes in
+                if let base = bytes.baseAddress, !bytes.isEmpty {
+                    (out.baseAddress! + head.count).copyMemory(from: base, byteCount: bytes.count)
+                }
+            }
+            out[out.count - 1] = UInt8(ascii: "}")
+        }
         return output
     }
 
@@ -296,7 +309,7 @@ public struct RoutedMessage: Sendable {
     /// Splits the frames a ROUTER received.
     public static func split(_ frames: [Data], maxFrames: Int = maxFrames) -> Result<RoutedMessage, Problem> {
         guard frames.count <= maxFrames else { return .failure(.tooManyFrames(identity: frames.first ?? Data(), limit: maxFrames)) }
-        guard let delimiter = frames.firstIndex(where: \.isEmpty) else {
+        guard let delimiter = frames.firstIndex(where: { $0.isEmpty }) else {
             return .failure(.missingDelimiter(identity: frames.first ?? Data()))
         }
         let envelope = Array(frames[...delimiter])
@@ -396,9 +409,12 @@ public enum ClientAddress {
     /// The client address in a routing envelope, if the gateway put one there.
     public static func find(in envelope: [Data]) -> String? {
         guard envelope.count >= 4 else { return nil }
-        let frame = envelope[2]
-        let prefix = Data(framePrefix.utf8)
-        guard frame.count > prefix.count, frame.starts(with: prefix) else { return nil }
-        return String(decoding: frame.dropFirst(prefix.count), as: UTF8.self)
+        return envelope[2].withUnsafeBytes { (frame: UnsafeRawBufferPointer) -> String? in
+            guard frame.count > prefixBytes.count, prefixBytes.withUnsafeBytes({ memcmp($0.baseAddress!, frame.baseAddress!, $0.count) == 0 })
+            else { return nil }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: frame[prefixBytes.count...]), as: UTF8.self)
+        }
     }
+
+    private static let prefixBytes = Array(framePrefix.utf8)
 }

@@ -316,6 +316,12 @@ extension JSONParser {
 
         /// Members to build (`keeping`) and members only to check and locate (`noting`).
         public init(keeping: Set<String>, noting: Set<String> = []) {
+            self.init(ordered: Array(keeping), noting: Array(noting))
+        }
+
+        /// The same, in this order: ``JSONParser/parseMemberSlots(of:_:maxDepth:)`` reports
+        /// `keeping[i]` in slot `i` and `noting[j]` in slot `keeping.count + j`.
+        public init(ordered keeping: [String], noting: [String] = []) {
             wanted = keeping.map { (name: Array($0.utf8), keep: true) } + noting.map { (name: Array($0.utf8), keep: false) }
         }
     }
@@ -324,41 +330,60 @@ extension JSONParser {
     public static func parseMembers(
         of data: Data, _ names: MemberNames, maxDepth: Int = 64, ranges: inout [String: Range<Int>]
     ) throws(Failure) -> [String: Member]? {
+        var found: [Range<Int>?] = []
+        guard let slots = try parseMemberSlots(of: data, names, maxDepth: maxDepth, ranges: &found) else { return nil }
+        var members: [String: Member] = [:]
+        for (index, slot) in slots.enumerated() {
+            guard let slot else { continue }
+            let name = String(decoding: names.wanted[index].name, as: UTF8.self)
+            members[name] = slot
+            if let range = found[index] { ranges[name] = range }
+        }
+        return members
+    }
+
+    /// ``parseMembers(of:_:maxDepth:ranges:)`` without dictionaries: the wanted members
+    /// by their position in `names` (`nil` where absent), and where each noted member's
+    /// value lies. The gateway reads every request's head this way.
+    public static func parseMemberSlots(
+        of data: Data, _ names: MemberNames, maxDepth: Int = 64, ranges: inout [Range<Int>?]
+    ) throws(Failure) -> [Member?]? {
         let wanted = names.wanted
-        var found: [String: Range<Int>] = [:]
-        let result: Result<[String: Member]?, Failure> = data.withUnsafeBytes { raw in
+        var slots = [Member?](repeating: nil, count: wanted.count)
+        var found = [Range<Int>?](repeating: nil, count: wanted.count)
+        let isObject: Result<Bool, Failure> = data.withUnsafeBytes { raw in
             var parser = JSONParser(bytes: raw.bindMemory(to: UInt8.self), maxDepth: maxDepth)
             do throws(Failure) {
                 parser.skipWhitespace()
                 guard parser.index < parser.bytes.count else { throw parser.fail("unexpected end of input") }
-                var members: [String: Member]?
-                if parser.bytes[parser.index] == UInt8(ascii: "{") {
-                    members = try parser.readTopLevelObject(wanted: wanted, ranges: &found)
+                let isObject = parser.bytes[parser.index] == UInt8(ascii: "{")
+                if isObject {
+                    try parser.readTopLevelObject(wanted: wanted, slots: &slots, ranges: &found)
                 } else {
                     _ = try parser.skipValue(depth: 0)
                 }
                 parser.skipWhitespace()
                 guard parser.index == parser.bytes.count else { throw parser.fail("unexpected data after the JSON value") }
-                return .success(members)
+                return .success(isObject)
             } catch {
                 return .failure(error)
             }
         }
+        guard try isObject.get() else { return nil }
         ranges = found
-        return try result.get()
+        return slots
     }
 
     /// The top-level object of ``parseMembers(of:keeping:noting:maxDepth:)``; mirrors
     /// `parseObject` at depth 0.
     private mutating func readTopLevelObject(
-        wanted: [(name: [UInt8], keep: Bool)], ranges: inout [String: Range<Int>]
-    ) throws(Failure) -> [String: Member] {
+        wanted: [(name: [UInt8], keep: Bool)], slots: inout [Member?], ranges: inout [Range<Int>?]
+    ) throws(Failure) {
         index += 1
-        var members: [String: Member] = [:]
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return members
+            return
         }
         while true {
             skipWhitespace()
@@ -369,14 +394,13 @@ extension JSONParser {
             index += 1
             skipWhitespace()
             if let match {
-                let name = String(decoding: wanted[match].name, as: UTF8.self)
-                guard members[name] == nil else { throw fail("repeated member name") }
+                guard slots[match] == nil else { throw fail("repeated member name") }
                 if wanted[match].keep {
-                    members[name] = .value(try parseValue(depth: 1))
+                    slots[match] = .value(try parseValue(depth: 1))
                 } else {
                     let start = index
-                    members[name] = .skipped(try skipValue(depth: 1))
-                    ranges[name] = start..<index
+                    slots[match] = .skipped(try skipValue(depth: 1))
+                    ranges[match] = start..<index
                 }
             } else {
                 _ = try skipValue(depth: 1)
@@ -384,7 +408,7 @@ extension JSONParser {
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return members }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return }
             throw fail("expected ',' or '}'")
         }
     }
@@ -400,7 +424,10 @@ extension JSONParser {
             return wanted.firstIndex { $0.name == name }
         }
         let raw = UnsafeBufferPointer(rebasing: bytes[(start + 1)..<(index - 1)])
-        return wanted.firstIndex { $0.name.count == raw.count && $0.name.elementsEqual(raw) }
+        return wanted.firstIndex { candidate in
+            candidate.name.count == raw.count
+                && (raw.isEmpty || candidate.name.withUnsafeBufferPointer { memcmp($0.baseAddress!, raw.baseAddress!, raw.count) == 0 })
+        }
     }
 
     /// Validates one value without building it, with `parseValue`'s errors; returns its kind.

@@ -77,7 +77,7 @@ public enum PackedFrames {
     public static func open(_ received: [Data]) -> (frames: [Data], packed: Bool) {
         // Our senders always pack a delimiter: a frame that unpacks without one is a
         // malformed contract request, answered in the contract's frames.
-        guard received.count == 2, received[1].first == marker, let inner = unpack(received[1]), inner.contains(where: \.isEmpty) else {
+        guard received.count == 2, received[1].first == marker, let inner = unpack(received[1]), inner.contains(where: { $0.isEmpty }) else {
             return (received, false)
         }
         return ([received[0]] + inner, true)
