@@ -91,7 +91,9 @@ public struct JSONParser {
 
     private mutating func parseObject(depth: Int) throws(Failure) -> JSONValue {
         index += 1
-        var members: [String: JSONValue] = [:]
+        // Room for a request's envelope or a typical input without growing two or three
+        // times on the way.
+        var members = [String: JSONValue](minimumCapacity: 6)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -149,8 +151,10 @@ public struct JSONParser {
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
-                guard let text = String(validating: slice, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
-                return text
+                // Validated once, then copied: `String(validating:as:)` is generic and
+                // looked up its metadata for every string of every request.
+                guard let text = try? UTF8Span(validating: slice.span) else { throw fail("invalid UTF-8 in string") }
+                return String(copying: text)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("control character in string") }
@@ -162,8 +166,8 @@ public struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let text = String(validating: buffer, as: UTF8.self) else { throw fail("invalid UTF-8 in string") }
-                return text
+                guard let text = try? UTF8Span(validating: buffer.span) else { throw fail("invalid UTF-8 in string") }
+                return String(copying: text)
             case UInt8(ascii: "\\"):
                 index += 1
                 guard index < bytes.count else { throw fail("unexpected end of input") }

@@ -21,20 +21,22 @@ public enum PackedFrames {
 
     /// One frame holding `frames` (at least one).
     public static func pack(_ frames: [Data]) -> Data {
-        precondition(!frames.isEmpty && frames.count <= Int(UInt8.max), "1 to 255 frames")
-        var total = 2 + 4 * (frames.count - 1)
+        precondition(!frames.isEmpty, "at least one frame")
+        return pack(frames.dropLast(), last: frames[frames.count - 1])
+    }
+
+    /// One frame holding `frames` followed by `last`, without building their array.
+    static func pack(_ frames: ArraySlice<Data>, last: Data) -> Data {
+        precondition(frames.count < Int(UInt8.max), "1 to 255 frames")
+        var total = 2 + 4 * frames.count + last.count
         for frame in frames { total += frame.count }
         // Written through one pointer: Data's generic appends cost more than the copies.
         var packed = Data(count: total)
         packed.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
             out[0] = marker
-            out[1] = UInt8(frames.count)
+            out[1] = UInt8(frames.count + 1)
             var offset = 2
-            for (index, frame) in frames.enumerated() {
-                if index < frames.count - 1 {
-                    out.storeBytes(of: UInt32(frame.count).littleEndian, toByteOffset: offset, as: UInt32.self)
-                    offset += 4
-                }
+            func copy(_ frame: Data) {
                 frame.withUnsafeBytes { bytes in
                     if let base = bytes.baseAddress, !bytes.isEmpty {
                         (out.baseAddress! + offset).copyMemory(from: base, byteCount: bytes.count)
@@ -42,6 +44,12 @@ public enum PackedFrames {
                 }
                 offset += frame.count
             }
+            for frame in frames {
+                out.storeBytes(of: UInt32(frame.count).littleEndian, toByteOffset: offset, as: UInt32.self)
+                offset += 4
+                copy(frame)
+            }
+            copy(last)
         }
         return packed
     }
@@ -93,6 +101,6 @@ public enum PackedFrames {
     /// and `reply`, packed behind the identity when the request came packed.
     public static func reply(envelope: [Data], _ reply: Data, packed: Bool) -> [Data] {
         guard packed, let identity = envelope.first else { return envelope + [reply] }
-        return [identity, pack(Array(envelope.dropFirst()) + [reply])]
+        return [identity, pack(envelope.dropFirst(), last: reply)]
     }
 }
