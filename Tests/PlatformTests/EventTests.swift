@@ -51,6 +51,22 @@ struct EventTests {
         return seen
     }
 
+    @Test("a bus message is read for its source and seq only; what is not an event is dropped")
+    func announcements() throws {
+        let event = Event(source: "savings", seq: 42, type: "savings.deposit.recorded", at: "2026-11-28T08:00:00.000Z", data: ["amount": 5])
+        let announced = try #require(EventSubscriber.announcement(event.encoded))
+        #expect(announced.source == "savings" && announced.seq == 42)
+        // A large data is skipped, not built, and still validated.
+        let big = #"{"source":"s","seq":7,"type":"s.x","at":"2026-11-28T08:00:00.000Z","data":{"list":[\#(Array(repeating: "1", count: 10_000).joined(separator: ","))]}}"#
+        #expect(EventSubscriber.announcement(Data(big.utf8))?.seq == 7)
+        for text in [
+            #"{"source":"s","seq":"7","type":"s.x","at":"t"}"#, #"{"seq":7,"type":"s.x","at":"t"}"#, #"{"source":"s","seq":7,"at":"t"}"#,
+            #"{"source":"s","seq":7,"type":"s.x","at":"t","data":{"#, #"[1]"#, "",
+        ] {
+            #expect(EventSubscriber.announcement(Data(text.utf8)) == nil, "\(text)")
+        }
+    }
+
     @Test("seq starts at 1 and increases by one; a rolled-back write leaves no gap")
     func outboxSequence() async throws {
         let world = try await World()
