@@ -69,3 +69,32 @@ struct SubmittedWorkTests {
         #expect(seen.withLock { $0 } == ["first false", "second true", "third false"])
     }
 }
+
+/// The socket loops' deadline watch (`DeadlineWatch`): a look through the requests in
+/// flight only once the earliest deadline may have passed, and a poll that wakes for it.
+@Suite("Deadline watch")
+struct DeadlineWatchTests {
+    @Test("due only once the earliest noted deadline passed; then it starts over; polls wake just past it")
+    func watch() {
+        let now = ContinuousClock.now
+        var watch = DeadlineWatch()
+        let dueWhenEmpty = watch.isDue(at: now)
+        #expect(!dueWhenEmpty && watch.pollTimeout(at: now, atMost: 250) == 250)
+        watch.note(now + .milliseconds(900))
+        watch.note(now + .milliseconds(40))
+        watch.note(now + .milliseconds(5_000))
+        #expect(watch.pollTimeout(at: now, atMost: 250) == 41)
+        #expect(watch.pollTimeout(at: now, atMost: 20) == 20)
+        let dueEarly = watch.isDue(at: now + .milliseconds(39))
+        #expect(!dueEarly)
+        let due = watch.isDue(at: now + .milliseconds(40))
+        #expect(due)
+        // Started over: nothing is due until the requests kept are noted again.
+        let dueAfterLook = watch.isDue(at: now + .seconds(10))
+        #expect(watch.earliest == nil && !dueAfterLook)
+        watch.note(now + .milliseconds(900))
+        #expect(watch.pollTimeout(at: now + .milliseconds(40), atMost: 250) == 250)
+        #expect(watch.pollTimeout(at: now + .milliseconds(800), atMost: 250) == 101)
+        #expect(watch.pollTimeout(at: now + .seconds(2), atMost: 250) == 0)
+    }
+}

@@ -138,12 +138,10 @@ public final class Gateway: Service, Sendable {
         if let edgeFrontend { logger.info("gateway serving the edge", metadata: ["endpoint": "\(edgeFrontend.lastEndpoint)"]) }
 
         var pending: [UInt64: Pending] = [:]
-        /// No later than the earliest deadline in `pending` (`nil`: nothing in flight);
-        /// answers that come in do not move it, so it may be early, never late.
-        var earliestDeadline: ContinuousClock.Instant?
+        var deadlines = DeadlineWatch()
         func track(_ tag: UInt64, _ request: Pending) {
             pending[tag] = request
-            earliestDeadline = min(earliestDeadline ?? request.deadline, request.deadline)
+            deadlines.note(request.deadline)
         }
         var nextTag: UInt64 = 0
         var budget = InFlightBudget(limits: limits)
@@ -305,20 +303,17 @@ public final class Gateway: Service, Sendable {
 
         while !stopping.isRaised {
             let now = ContinuousClock.now
-            // Deadlines are looked for only when the earliest may have passed: a look at
-            // every request in flight on every wake-up cost more than routing them.
-            if let earliest = earliestDeadline, earliest <= now {
-                earliestDeadline = nil
+            if deadlines.isDue(at: now) {
                 for (tag, request) in pending {
                     if request.deadline <= now {
                         pending[tag] = nil
                         complete(request, reply: nil)
                     } else {
-                        earliestDeadline = min(earliestDeadline ?? request.deadline, request.deadline)
+                        deadlines.note(request.deadline)
                     }
                 }
             }
-            let wait = earliestDeadline.map { min(250, ($0 - now).wholeMilliseconds + 1) } ?? 250
+            let wait = deadlines.pollTimeout(at: now, atMost: 250)
             guard (try? poller.poll(timeoutMs: wait)) != nil else { break }
             for (item, backend) in backendItems where poller.isReadable(item) {
                 while let received = try? backend.receiveMultipart(dontWait: true) {

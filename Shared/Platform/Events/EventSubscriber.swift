@@ -223,12 +223,16 @@ public final class EventSubscriber: Service, Sendable {
     /// (the subscriber thread reads every message of its sources, backlogs included);
     /// `nil` for anything that is not an event.
     public static func announcement(_ frame: Data) -> (source: String, seq: Int64)? {
-        guard let members = try? JSONParser.parseMembers(of: frame, keeping: ["source", "seq", "type", "at"]),
-            case .value(.string(let source))? = members["source"], case .value(.integer(let seq))? = members["seq"],
-            case .value(.string)? = members["type"], case .value(.string)? = members["at"]
+        var ranges: [Range<Int>?] = []
+        guard let slots = try? JSONParser.parseMemberSlots(of: frame, announcementMembers, ranges: &ranges) ?? nil,
+            case .value(.string(let source))? = slots[0], case .value(.integer(let seq))? = slots[1],
+            case .value(.string)? = slots[2], case .value(.string)? = slots[3]
         else { return nil }
         return (source, seq)
     }
+
+    /// Slots 0 to 3 of ``announcement(_:)``.
+    private static let announcementMembers = JSONParser.MemberNames(ordered: ["source", "seq", "type", "at"])
 
     /// ``catchUp(_:)``, tried again after 50, 100, 200 and 400 ms when the source answered
     /// with an error or a page could not be applied, rather than at the next periodic tick:

@@ -114,19 +114,19 @@ public final class RequestDispatcher: Sendable {
     /// returns the reply frame (`internal` for an operation without such a run, which
     /// ``runsBlocking(_:)`` tells apart first).
     public func runBlocking(_ prepared: Prepared) -> (reply: Data, outcome: String) {
-        guard let run = prepared.operation.executeBlocking else {
-            return failure(prepared.context.requestID, .internal(ref: prepared.context.requestID), outcome: "internal")
-        }
-        do {
-            return (Reply.success(id: prepared.context.requestID, data: try run(prepared.context, prepared.data)), "ok")
-        } catch {
-            return reply(for: error, prepared.context)
-        }
+        runHere(prepared, prepared.operation.executeBlocking)
     }
 
     /// Runs an inline request on the calling thread and returns the reply frame.
     public func runInline(_ prepared: Prepared) -> (reply: Data, outcome: String) {
-        guard let run = prepared.operation.executeInline else {
+        runHere(prepared, prepared.operation.executeInline)
+    }
+
+    /// Runs `run` on the calling thread (`internal` when the operation has none).
+    private func runHere(
+        _ prepared: Prepared, _ run: (@Sendable (RequestContext, JSONValue) throws -> Data)?
+    ) -> (reply: Data, outcome: String) {
+        guard let run else {
             return failure(prepared.context.requestID, .internal(ref: prepared.context.requestID), outcome: "internal")
         }
         do {

@@ -148,6 +148,7 @@ public final class RequestServer: Service, Sendable {
 
         var inFlight: [UInt64: InFlight] = [:]
         var inFlightBytes = 0
+        var deadlines = DeadlineWatch()
         var nextTag: UInt64 = 0
         var poller = Poller()
         let socketItem = poller.add(socket)
@@ -270,6 +271,7 @@ public final class RequestServer: Service, Sendable {
             inFlight[tag] = InFlight(
                 envelope: message.envelope, packed: packed, id: request.id, op: request.op, started: started,
                 deadline: started + limits.deadline, work: work, bytes: bytes)
+            deadlines.note(started + limits.deadline)
         }
 
         // While draining, new requests are answered at once instead of waiting unread.
@@ -296,16 +298,18 @@ public final class RequestServer: Service, Sendable {
                 if let closeAt, now >= closeAt { break }
             }
 
-            var wait = closeAt == nil ? 250 : 20
-            for (tag, request) in inFlight {
-                if request.deadline <= now {
-                    inFlight[tag] = nil
-                    request.work.cancel()
-                    finish(request, reply: Reply.failure(id: request.id, error: .timeout()), outcome: "timeout")
-                } else {
-                    wait = min(wait, (request.deadline - now).wholeMilliseconds + 1)
+            if deadlines.isDue(at: now) {
+                for (tag, request) in inFlight {
+                    if request.deadline <= now {
+                        inFlight[tag] = nil
+                        request.work.cancel()
+                        finish(request, reply: Reply.failure(id: request.id, error: .timeout()), outcome: "timeout")
+                    } else {
+                        deadlines.note(request.deadline)
+                    }
                 }
             }
+            let wait = deadlines.pollTimeout(at: now, atMost: closeAt == nil ? 250 : 20)
             // Saturated by count or by bytes: stop reading, so new requests wait in
             // libzmq's queue, which its high-water mark bounds.
             let saturated = inFlight.count >= limits.maxInFlight || inFlightBytes >= limits.maxInFlightBytes

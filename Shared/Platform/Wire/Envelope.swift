@@ -209,12 +209,7 @@ public enum Reply {
         var output = Data(count: head.count + data.count + 1)
         output.withUnsafeMutableBytes { (out: UnsafeMutableRawBufferPointer) in
             head.withUnsafeBytes { out.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            data.withUnsafeBytes { bytes in
-                if let base = bytes.baseAddress, !bytes.isEmpty {
-                    (out.baseAddress! + head.count).copyMemory(from: base, byteCount: bytes.count)
-                }
-            }
-            out[out.count - 1] = UInt8(ascii: "}")
+            out[out.copy(data, at: head.count)] = UInt8(ascii: "}")
         }
         return output
     }

@@ -36,20 +36,11 @@ public enum PackedFrames {
             out[0] = marker
             out[1] = UInt8(frames.count + 1)
             var offset = 2
-            func copy(_ frame: Data) {
-                frame.withUnsafeBytes { bytes in
-                    if let base = bytes.baseAddress, !bytes.isEmpty {
-                        (out.baseAddress! + offset).copyMemory(from: base, byteCount: bytes.count)
-                    }
-                }
-                offset += frame.count
-            }
             for frame in frames {
                 out.storeBytes(of: UInt32(frame.count).littleEndian, toByteOffset: offset, as: UInt32.self)
-                offset += 4
-                copy(frame)
+                offset = out.copy(frame, at: offset + 4)
             }
-            copy(last)
+            _ = out.copy(last, at: offset)
         }
         return packed
     }
@@ -102,5 +93,18 @@ public enum PackedFrames {
     public static func reply(envelope: [Data], _ reply: Data, packed: Bool) -> [Data] {
         guard packed, let identity = envelope.first else { return envelope + [reply] }
         return [identity, pack(envelope.dropFirst(), last: reply)]
+    }
+}
+
+extension UnsafeMutableRawBufferPointer {
+    /// Copies `data`'s bytes here from `offset` (the caller made room); returns the
+    /// offset just after them.
+    func copy(_ data: Data, at offset: Int) -> Int {
+        data.withUnsafeBytes { bytes in
+            if let base = bytes.baseAddress, !bytes.isEmpty {
+                (self.baseAddress! + offset).copyMemory(from: base, byteCount: bytes.count)
+            }
+        }
+        return offset + data.count
     }
 }
