@@ -113,7 +113,7 @@ public struct ServiceOperation: Sendable {
             }, executeInline: nil,
             executeBlocking: { context, data in
                 let input = try decodeRequest(Request.self, from: data)
-                let result = try context.database().read { db in try handler(context, input, db) }
+                let result = try ThreadReader.read(try context.database()) { db in try handler(context, input, db) }
                 return try WireJSON.encode(result)
             })
     }
