@@ -30,7 +30,9 @@ struct RenderedRemindersTests {
                 let row = try #require(try Row.fetchOne(db, sql: "SELECT rowid, change_version FROM reminder WHERE id = ?", arguments: [id]))
                 return (RenderedReminders.of(db), RenderedReminders.Key(rowID: row[0], changeVersion: row[1]))
             }
-            #expect(rendered?.parts(key) != nil)
+            var text: [UInt8] = []
+            #expect(rendered?.write(key, to: &text, next: { $0.append(contentsOf: "null".utf8) }) == true)
+            #expect(String(decoding: text, as: UTF8.self).contains(#""next":null"#))
             #expect((rendered?.bytes ?? 0) > 0)
             try await RemindersFlowTests.ok(service, "reminders.update", ["id": .string(id), "title": "Second"])
             #expect(Self.titles(try await RemindersFlowTests.ok(service, "reminders.list")) == ["Second"])
@@ -75,7 +77,13 @@ struct RenderedRemindersTests {
         func keep(_ rows: some Sequence<Int>) {
             for row in rows { cache.keep(.init(rowID: Int64(row), changeVersion: 1), .init(head: Array(repeating: 0x61, count: 100), tail: [0x7D])) }
         }
-        func kept(_ row: Int, version: Int64 = 1) -> Bool { cache.parts(.init(rowID: Int64(row), changeVersion: version)) != nil }
+        func kept(_ row: Int, version: Int64 = 1) -> Bool {
+            var text: [UInt8] = []
+            let found = cache.write(.init(rowID: Int64(row), changeVersion: version), to: &text) { $0.append(0x3A) }
+            // What was kept, with `next` between its head and tail; nothing when not kept.
+            #expect(text == (found ? Array(repeating: 0x61, count: 100) + [0x3A, 0x7D] : []))
+            return found
+        }
         keep(0..<64_000)
         #expect(cache.bytes <= shards * (2 * 10_000 + 165))
         // One shard's rows (every 64th: ids are spread by their low bits), 1,000 of them,

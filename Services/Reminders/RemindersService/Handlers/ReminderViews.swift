@@ -114,13 +114,9 @@ struct ReminderView: Sendable, JSONWrittenOnly {
         _ row: StoredColumns, userZone: ZoneClock, rendered: RenderedReminders?, remembering committed: Bool, to output: inout [UInt8]
     ) throws {
         let key = RenderedReminders.Key(rowID: row.integer(0) ?? 0, changeVersion: row.integer(30) ?? 0)
-        let parts: RenderedReminders.Parts
-        if let kept = rendered?.parts(key) {
-            parts = kept
-        } else {
-            parts = try render(row)
-            if committed { rendered?.keep(key, parts) }
-        }
+        if let rendered, rendered.write(key, to: &output, next: { writeNext(row, userZone: userZone, to: &$0) }) { return }
+        let parts = try render(row)
+        if committed { rendered?.keep(key, parts) }
         output.append(contentsOf: parts.head)
         writeNext(row, userZone: userZone, to: &output)
         output.append(contentsOf: parts.tail)
@@ -259,10 +255,46 @@ final class RenderedReminders: Sendable {
         var bytes: Int { head.count + tail.count + 64 }
     }
 
+    /// A kept text: its head and tail in one allocation of its own. Copying one out touches
+    /// no reference count (with arrays, the four read threads asking for the same rows
+    /// retained and released the same buffers, and those atomic counts were a seventh of
+    /// their time); it is read only under its shard's read lock and freed only under its
+    /// write lock, so a reader never sees it freed.
+    private struct Kept: @unchecked Sendable {
+        let storage: UnsafeMutableRawBufferPointer
+        let headCount: Int
+
+        init(_ parts: Parts) {
+            storage = .allocate(byteCount: max(1, parts.head.count + parts.tail.count), alignment: 1)
+            headCount = parts.head.count
+            parts.head.withUnsafeBytes { storage.copyMemory(from: $0) }
+            parts.tail.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: storage[headCount...]).copyMemory(from: $0) }
+        }
+
+        var bytes: Int { storage.count + 64 }
+
+        /// Appends the head, what `next` writes, and the tail.
+        func write(to output: inout [UInt8], next: (inout [UInt8]) -> Void) {
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: storage[..<headCount]))
+            next(&output)
+            output.append(contentsOf: UnsafeRawBufferPointer(rebasing: storage[headCount...]))
+        }
+
+        func free() { storage.deallocate() }
+    }
+
     private struct Generations {
-        var newer: [Key: Parts] = [:]
-        var older: [Key: Parts] = [:]
+        var newer: [Key: Kept] = [:]
+        var older: [Key: Kept] = [:]
         var newerBytes = 0
+
+        mutating func freeAll() {
+            for kept in newer.values { kept.free() }
+            for kept in older.values { kept.free() }
+            newer = [:]
+            older = [:]
+            newerBytes = 0
+        }
     }
 
     /// Behind a read-write lock: concurrent pages of one user look up the same rows, and
@@ -280,39 +312,59 @@ final class RenderedReminders: Sendable {
         shardBytes = max(1, generationBytes / Self.shardCount)
     }
 
+    deinit {
+        for shard in shards { shard.state.write { $0.freeAll() } }
+    }
+
     private func shardIndex(_ key: Key) -> Int {
         // Row ids are dense: their low bits spread consecutive rows over the shards.
         Int(UInt64(bitPattern: key.rowID) % UInt64(Self.shardCount))
     }
 
-    func parts(_ key: Key) -> Parts? {
+    /// Appends the kept text of `key` with what `next` writes between its head and tail;
+    /// `false` (and nothing written) when it is not kept.
+    func write(_ key: Key, to output: inout [UInt8], next: (inout [UInt8]) -> Void) -> Bool {
         let shard = shards[shardIndex(key)]
-        if let parts = shard.state.read({ $0.newer[key] }) { return parts }
+        let found = shard.state.read { state -> Bool in
+            guard let kept = state.pointee.newer[key] else { return false }
+            kept.write(to: &output, next: next)
+            return true
+        }
+        if found { return true }
         return shard.state.write { state in
-            if let parts = state.newer[key] { return parts }
-            guard let parts = state.older.removeValue(forKey: key) else { return nil }
-            Self.add(key, parts, to: &state, limit: shardBytes)
-            return parts
+            if let kept = state.newer[key] {
+                kept.write(to: &output, next: next)
+                return true
+            }
+            guard let kept = state.older.removeValue(forKey: key) else { return false }
+            kept.write(to: &output, next: next)
+            Self.add(key, kept, to: &state, limit: shardBytes)
+            return true
         }
     }
 
     func keep(_ key: Key, _ parts: Parts) {
-        shards[shardIndex(key)].state.write { state in Self.add(key, parts, to: &state, limit: shardBytes) }
+        shards[shardIndex(key)].state.write { state in Self.add(key, Kept(parts), to: &state, limit: shardBytes) }
     }
 
     /// The bytes kept in all, as the budget counts them (for tests).
     var bytes: Int {
         var total = 0
         for shard in shards {
-            total += shard.state.read { state in state.newerBytes + state.older.values.reduce(0) { $0 + $1.bytes } }
+            total += shard.state.read { state in state.pointee.newerBytes + state.pointee.older.values.reduce(0) { $0 + $1.bytes } }
         }
         return total
     }
 
-    private static func add(_ key: Key, _ parts: Parts, to state: inout Generations, limit: Int) {
-        guard state.newer.updateValue(parts, forKey: key) == nil else { return }
-        state.newerBytes += parts.bytes
+    private static func add(_ key: Key, _ kept: Kept, to state: inout Generations, limit: Int) {
+        if let replaced = state.newer.updateValue(kept, forKey: key) {
+            // Kept twice by two readers of the same row at once: the same text.
+            replaced.free()
+            return
+        }
+        state.newerBytes += kept.bytes
         if state.newerBytes > limit {
+            for dropped in state.older.values { dropped.free() }
             state.older = state.newer
             state.newer = [:]
             state.newerBytes = 0
@@ -333,7 +385,7 @@ final class RenderedReminders: Sendable {
     /// The cache of `db`'s database, if its service started one.
     static func of(_ db: Database) -> RenderedReminders? {
         let path = db.mainFilePath
-        return byDatabase.read { $0[path] }
+        return byDatabase.read { $0.pointee[path] }
     }
 }
 
@@ -342,10 +394,14 @@ final class RenderedReminders: Sendable {
 /// when contended).
 final class ReadMostly<Value>: @unchecked Sendable {
     private let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
-    private var value: Value
+    /// Behind a pointer, so a reader looks into the value in place (a stored property
+    /// handed to the closure would be copied, its buffers retained and released: atomic
+    /// counts every reader thread contends on).
+    private let value: UnsafeMutablePointer<Value>
 
     init(_ value: Value) {
-        self.value = value
+        self.value = .allocate(capacity: 1)
+        self.value.initialize(to: value)
         lock.initialize(to: pthread_rwlock_t())
         pthread_rwlock_init(lock, nil)
     }
@@ -353,9 +409,11 @@ final class ReadMostly<Value>: @unchecked Sendable {
     deinit {
         pthread_rwlock_destroy(lock)
         lock.deallocate()
+        value.deinitialize(count: 1)
+        value.deallocate()
     }
 
-    func read<Result>(_ body: (Value) throws -> Result) rethrows -> Result {
+    func read<Result>(_ body: (UnsafePointer<Value>) throws -> Result) rethrows -> Result {
         pthread_rwlock_rdlock(lock)
         defer { pthread_rwlock_unlock(lock) }
         return try body(value)
@@ -364,6 +422,6 @@ final class ReadMostly<Value>: @unchecked Sendable {
     func write<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_rwlock_wrlock(lock)
         defer { pthread_rwlock_unlock(lock) }
-        return try body(&value)
+        return try body(&value.pointee)
     }
 }
