@@ -70,25 +70,18 @@ public struct LocalDate: Sendable, Hashable, Comparable, TextCodable {
 
     /// Appends `YYYY-MM-DD` (as ``description``) to JSON or text being written.
     public func writeText(to output: inout [UInt8]) {
-        func put(_ value: Int, width: Int) {
-            var divisor = 1
-            for _ in 1..<width { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                output.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
         guard (0...9_999).contains(year) else {
             output.append(contentsOf: description.utf8)
             return
         }
-        put(year, width: 4)
-        output.append(UInt8(ascii: "-"))
-        put(month, width: 2)
-        output.append(UInt8(ascii: "-"))
-        put(day, width: 2)
+        // The ten bytes made on the stack and appended at once (a byte at a time, each
+        // append checked the array's capacity and uniqueness).
+        let zero = UInt8(ascii: "0"), dash = UInt8(ascii: "-")
+        let text = (
+            zero &+ UInt8(year / 1_000), zero &+ UInt8(year / 100 % 10), zero &+ UInt8(year / 10 % 10), zero &+ UInt8(year % 10), dash,
+            zero &+ UInt8(month / 10), zero &+ UInt8(month % 10), dash, zero &+ UInt8(day / 10), zero &+ UInt8(day % 10)
+        )
+        withUnsafeBytes(of: text) { output.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
 
     /// The same day `months` calendar months later, clamped to the end of a shorter

@@ -82,6 +82,13 @@ public struct JSONObjectWriter {
         output.append(contentsOf: json)
     }
 
+    /// A member whose value `body` writes in place (trusted JSON text: written by this
+    /// service), with no copy of its own.
+    public mutating func field(_ name: StaticString, writing body: (inout [UInt8]) -> Void) {
+        key(name)
+        body(&output)
+    }
+
     /// A member that is an object, written in place by `body`.
     public mutating func object(_ name: StaticString, _ body: (inout JSONObjectWriter) -> Void) {
         key(name)
