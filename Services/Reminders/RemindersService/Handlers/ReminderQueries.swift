@@ -66,7 +66,7 @@ struct ReminderQueries: Sendable {
     static func keysetPage(
         _ db: Database, filter: String, arguments: StatementArguments, sortColumn: String, descending: Bool, cursor: String?, limit: Int, clock: UserClock
     ) throws -> ReminderPage {
-        var sql = "SELECT \(ReminderRow.columns), \(sortColumn) FROM reminder WHERE \(filter)"
+        var sql = "SELECT \(ReminderRow.keptColumns), \(sortColumn) FROM reminder WHERE \(filter)"
         var arguments = arguments
         if let cursor {
             let (key, id) = try PageCursor.decode(cursor)
@@ -77,7 +77,7 @@ struct ReminderQueries: Sendable {
         sql += descending ? " ORDER BY \(sortColumn) DESC, rowid DESC LIMIT ?" : " ORDER BY \(sortColumn), rowid LIMIT ?"
         _ = arguments.append(contentsOf: [limit + 1])
         var keys: [(sort: Int64, rowID: Int64)] = []
-        var items = try ReminderView.fetch(db, sql: sql, arguments: arguments, clock: clock) { row in
+        var items = try ReminderView.fetch(db, sql: sql, arguments: arguments, clock: clock, keptOnly: true) { row in
             keys.append((row.integer(Int32(ReminderRow.columnCount)) ?? 0, row.integer(0) ?? 0))
         }
         var next: String?
@@ -124,7 +124,7 @@ struct ReminderQueries: Sendable {
     ) throws -> [ReminderView] {
         guard let anywhere = SearchTerms.match(query, user: user), let inTitle = SearchTerms.match(query, user: user, in: "search_title") else { return [] }
         var sql = """
-            SELECT \(ReminderRow.columns) FROM reminder_fts JOIN reminder ON reminder.rowid = reminder_fts.rowid
+            SELECT \(ReminderRow.keptColumns) FROM reminder_fts JOIN reminder ON reminder.rowid = reminder_fts.rowid
             WHERE reminder_fts MATCH ? AND reminder.user_id = ?
             """
         var arguments: StatementArguments = [user]
@@ -134,11 +134,13 @@ struct ReminderQueries: Sendable {
         }
         sql += " ORDER BY reminder_fts.rowid DESC LIMIT ?"
         var seen = Set<Int64>()
-        var found = try ReminderView.fetch(db, sql: sql, arguments: [inTitle] + arguments + [limit], clock: clock) { seen.insert($0.integer(0) ?? 0) }
+        var found = try ReminderView.fetch(db, sql: sql, arguments: [inTitle] + arguments + [limit], clock: clock, keptOnly: true) {
+            seen.insert($0.integer(0) ?? 0)
+        }
         guard found.count < limit else { return found }
         // The second read may start with every title match again: it asks for as many more.
         var fresh: [Bool] = []
-        let more = try ReminderView.fetch(db, sql: sql, arguments: [anywhere] + arguments + [limit + found.count], clock: clock) {
+        let more = try ReminderView.fetch(db, sql: sql, arguments: [anywhere] + arguments + [limit + found.count], clock: clock, keptOnly: true) {
             fresh.append(seen.insert($0.integer(0) ?? 0).inserted)
         }
         for (view, isNew) in zip(more, fresh) where isNew && found.count < limit { found.append(view) }

@@ -40,6 +40,13 @@ struct ReminderRow: Sendable, Hashable {
         """
     /// How many `columns` there are: a query may select more after them.
     static let columnCount = 35
+    /// `columns` with only what a kept text of the reminder needs (rowid, the all-day mark
+    /// and zone, the next occurrence, the change version), `NULL` in the others' places.
+    static let keptColumns = """
+        rowid, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+        NULL, all_day, zone, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, \
+        NULL, next_at_ms, next_local, NULL, NULL, change_version, NULL, NULL, NULL, NULL
+        """
 
     init(stored row: StoredColumns) throws {
         rowID = row.integer(0) ?? 0
