@@ -12,8 +12,11 @@ import GRDB
 /// each read transaction the latest committed snapshot, whatever connection runs it.
 ///
 /// Only for dedicated threads that may block (never Swift's cooperative pool), and only
-/// for reads. A connection is dropped once its database's pool is gone (a service
-/// stopped in a test process), the next time its thread reads.
+/// for reads of a database whose schema does not change after its migrations (they run
+/// when the service opens it, before any read): the connection's schema cache is not
+/// cleared between reads as the pool's readers' is. A connection is dropped once its
+/// database's pool is gone (a service stopped in a test process), the next time its
+/// thread meets a pool it has no connection to, and with its thread if that ends.
 public enum ThreadReader {
     /// Runs `body` in a read transaction on this thread's connection to `pool`'s database.
     public static func read<T>(_ pool: DatabasePool, _ body: (Database) throws -> T) throws -> T {
@@ -38,7 +41,10 @@ public enum ThreadReader {
 
         private static let key: pthread_key_t = {
             var key = pthread_key_t()
-            pthread_key_create(&key, nil)
+            // A thread that ends releases its connections (they close with their queues).
+            pthread_key_create(&key) { raw in
+                if let raw { Unmanaged<Connections>.fromOpaque(raw).release() }
+            }
             return key
         }()
 

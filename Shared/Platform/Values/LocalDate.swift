@@ -77,9 +77,10 @@ public struct LocalDate: Sendable, Hashable, Comparable, TextCodable {
         // The ten bytes made on the stack and appended at once (a byte at a time, each
         // append checked the array's capacity and uniqueness).
         let zero = UInt8(ascii: "0"), dash = UInt8(ascii: "-")
+        // The last two digits of the month and day, as before for any value one was made with.
         let text = (
             zero &+ UInt8(year / 1_000), zero &+ UInt8(year / 100 % 10), zero &+ UInt8(year / 10 % 10), zero &+ UInt8(year % 10), dash,
-            zero &+ UInt8(month / 10), zero &+ UInt8(month % 10), dash, zero &+ UInt8(day / 10), zero &+ UInt8(day % 10)
+            zero &+ UInt8(month / 10 % 10), zero &+ UInt8(month % 10), dash, zero &+ UInt8(day / 10 % 10), zero &+ UInt8(day % 10)
         )
         withUnsafeBytes(of: text) { output.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
     }
