@@ -17,14 +17,13 @@ struct ThreadReaderTests {
         }
     }
 
-    /// Runs `body` on one dedicated thread (the same thread each time), as a read thread does.
-    private final class ReadThread: @unchecked Sendable {
-        private let work = DispatchQueue(label: "thread-reader-test")
+    /// One dedicated thread, as a read thread is: every read of a test runs on it, so it
+    /// reuses the connection its first read made.
+    private final class ReadThread: Sendable {
+        private let thread = WorkerThreads(name: "thread-reader-test", count: 1)
 
         func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-            try await withCheckedThrowingContinuation { continuation in
-                work.async { continuation.resume(with: Result { try body() }) }
-            }
+            try await thread.run(body)
         }
     }
 

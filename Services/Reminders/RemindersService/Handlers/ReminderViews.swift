@@ -111,10 +111,10 @@ struct ReminderView: Sendable, JSONWrittenOnly {
                 // Kept: the row's next occurrence spliced into its text.
             } else if keptOnly {
                 try db.cachedStatement(sql: "SELECT \(ReminderRow.columns) FROM reminder WHERE rowid = ?").forEachRow(arguments: [key.rowID]) { whole in
-                    try write(whole, userZone: clock.zone, rendered: rendered, remembering: committed, to: &json)
+                    try writeRendering(whole, key: key, userZone: clock.zone, keepingIn: committed ? rendered : nil, to: &json)
                 }
             } else {
-                try write(row, userZone: clock.zone, rendered: rendered, remembering: committed, to: &json)
+                try writeRendering(row, key: key, userZone: clock.zone, keepingIn: committed ? rendered : nil, to: &json)
             }
             views.append(ReminderView(json: json))
             each(row)
@@ -122,16 +122,14 @@ struct ReminderView: Sendable, JSONWrittenOnly {
         return views
     }
 
-    /// Writes the reminder of a row selecting ``ReminderRow/columns``: its text as rendered
-    /// for its change version (from `rendered`, or rendered now and kept there when the
-    /// row is `committed`), its next occurrence spliced in.
-    static func write(
-        _ row: StoredColumns, userZone: ZoneClock, rendered: RenderedReminders?, remembering committed: Bool, to output: inout [UInt8]
+    /// Writes the reminder of a row selecting ``ReminderRow/columns`` whose text is not
+    /// kept: rendered now (and kept in `cache`, given only for a committed row), its next
+    /// occurrence spliced in.
+    private static func writeRendering(
+        _ row: StoredColumns, key: RenderedReminders.Key, userZone: ZoneClock, keepingIn cache: RenderedReminders?, to output: inout [UInt8]
     ) throws {
-        let key = RenderedReminders.Key(rowID: row.integer(0) ?? 0, changeVersion: row.integer(30) ?? 0)
-        if let rendered, rendered.write(key, to: &output, next: { writeNext(row, userZone: userZone, to: &$0) }) { return }
         let parts = try render(row)
-        if committed { rendered?.keep(key, parts) }
+        cache?.keep(key, parts)
         output.append(contentsOf: parts.head)
         writeNext(row, userZone: userZone, to: &output)
         output.append(contentsOf: parts.tail)
