@@ -1,3 +1,4 @@
+import Foundation
 import Platform
 import Testing
 @testable import RemindersService
@@ -73,9 +74,59 @@ private func dates(_ country: String, _ year: Int, _ kind: HolidayKind? = nil) -
         ])
         #expect(dates("RU", 2025, .observance) == [
             "valentines_day": "2025-02-14", "cosmonautics_day": "2025-04-12", "knowledge_day": "2025-09-01",
-            "family_day": "2025-07-08", "tatiana_day": "2025-01-25", "old_new_year": "2025-01-14",
+            "family_day": "2025-07-08", "tatiana_day": "2025-01-25", "old_new_year": "2025-01-14", "constitution_day": "2025-12-12",
         ])
         #expect(dates("RU", 2026)["easter"] == "2026-04-12" && dates("RU", 2026)["radonitsa"] == "2026-04-21")
+    }
+
+    /// Russia's public days of every year 1991-2030 against the PyPI `holidays` package
+    /// (Fixtures/make_ru_holidays_table.py: an implementation independent of this one).
+    @Test func russiaPublicDaysAgainstThePythonHolidaysTable() throws {
+        struct Table: Decodable {
+            struct Row: Decodable {
+                var year: Int
+                var dates: [String]
+            }
+            var rows: [Row]
+        }
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures").appendingPathComponent("ru-public-holidays-1991-2030.json")
+        let table = try JSONDecoder().decode(Table.self, from: Data(contentsOf: url))
+        #expect(table.rows.map(\.year) == Array(1991...2030))
+        for row in table.rows {
+            let ours = Set(holidays("RU", row.year).filter { $0.kind == .publicHoliday }.map(\.date.description))
+            #expect(ours == Set(row.dates), "RU \(row.year): ours only \(ours.subtracting(row.dates).sorted()), theirs only \(Set(row.dates).subtracting(ours).sorted())")
+        }
+    }
+
+    @Test func russiaLawsOverTheYears() {
+        func publicDays(_ year: Int) -> [String] {
+            holidays("RU", year).filter { $0.kind == .publicHoliday }.map { "\($0.date.month)-\($0.date.day) \($0.key)" }
+        }
+        #expect(publicDays(1917) == [])
+        #expect(publicDays(1960) == [
+            "1-1 new_year", "5-1 spring_and_labour_day", "5-2 spring_and_labour_day", "11-7 october_revolution_day",
+            "11-8 october_revolution_day", "12-5 constitution_day",
+        ])
+        #expect(publicDays(1985) == [
+            "1-1 new_year", "3-8 international_womens_day", "5-1 spring_and_labour_day", "5-2 spring_and_labour_day", "5-9 victory_day",
+            "10-7 constitution_day", "11-7 october_revolution_day", "11-8 october_revolution_day",
+        ])
+        #expect(publicDays(2000) == [
+            "1-1 new_year", "1-2 new_year", "1-7 orthodox_christmas", "3-8 international_womens_day", "5-1 spring_and_labour_day",
+            "5-2 spring_and_labour_day", "5-9 victory_day", "6-12 russia_day", "11-7 accord_and_reconciliation_day", "12-12 constitution_day",
+        ])
+        #expect(publicDays(2010).filter { $0.hasPrefix("1-") } == [
+            "1-1 new_year", "1-2 new_year_holidays", "1-3 new_year_holidays", "1-4 new_year_holidays", "1-5 new_year_holidays",
+            "1-7 orthodox_christmas",
+        ])
+        // Days that were not days off are still there as what they were.
+        let kinds = { (year: Int) in Dictionary(holidays("RU", year).map { ($0.key, $0.kind) }, uniquingKeysWith: { first, _ in first }) }
+        #expect(kinds(1950)["victory_day"] == .observance && kinds(1965)["victory_day"] == .publicHoliday)
+        #expect(kinds(2001)["defender_of_the_fatherland_day"] == .observance && kinds(2002)["defender_of_the_fatherland_day"] == .publicHoliday)
+        #expect(kinds(1990)["orthodox_christmas"] == .religious && kinds(2025)["constitution_day"] == .observance)
+        #expect(kinds(1940)["new_year"] == .observance && kinds(1940)["international_womens_day"] == .observance)
+        #expect(dates("RU", 1990)["orthodox_christmas"] == "1990-01-07" && dates("RU", 1900)["orthodox_christmas"] == "1900-01-06")
     }
 
     @Test func russiaHistoryAndTheJulianDrift() {

@@ -34,14 +34,15 @@ struct Holiday: Sendable, Hashable {
 
 /// The holidays of a few countries, computed for any year 1900-2100.
 ///
-/// Each catalog applies today's rules to every year, with two kinds of history:
-/// a holiday is not listed before the year it was first kept (Victory Day 1945, Russia
-/// Day 1992, German Unity Day 1990, Martin Luther King Jr. Day 1986, Juneteenth 2021,
-/// England's New Year's Day bank holiday 1974, ...: each country's file lists them), and
-/// the few rule changes named in a country's file are followed. Other history (the
-/// Soviet calendar, bank holidays before 1971, one-off days off such as the 2022 Platinum
-/// Jubilee or Germany's 2017 Reformation Day, Russia's yearly government decrees that move
-/// days off) is not modelled: the catalog is for reminders, not a history book.
+/// Russia's public holidays follow the law of each year (its file lists the periods).
+/// The other catalogs apply today's rules to every year, with two kinds of history: a
+/// holiday is not listed before the year it was first kept (German Unity Day 1990,
+/// Martin Luther King Jr. Day 1986, Juneteenth 2021, England's New Year's Day bank
+/// holiday 1974, ...: each country's file lists them), and the few rule changes named in
+/// a country's file are followed. Other history (bank holidays before 1971, one-off days
+/// off such as the 2022 Platinum Jubilee or Germany's 2017 Reformation Day, Russia's
+/// yearly government decrees that move days off) is not modelled: the catalog is for
+/// reminders, not a history book.
 enum HolidayCatalog {
     /// The countries with a catalog (ISO 3166-1 alpha-2).
     static let countries = ["RU", "DE", "US", "GB"]

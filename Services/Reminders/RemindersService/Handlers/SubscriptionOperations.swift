@@ -149,7 +149,7 @@ struct SubscriptionOperations: Sendable {
     var holidaysList: ServiceOperation {
         .inline(
             "reminders.holidays.list",
-            summary: "A country's holidays in a year (1900-2100): `{holidays: [{date, key, name, kind}]}`. Catalogs: RU (public holidays, Orthodox feasts from Orthodox Easter, named days such as the Apple Feast of the Saviour), DE, US, GB (Gregorian Easter and its feasts). `language` ru, en or de (default: the country's).",
+            summary: "A country's holidays in a year (1900-2100): `{holidays: [{date, key, name, kind}]}`. Catalogs: RU (public holidays by the law of each year, Orthodox feasts from Orthodox Easter, named days such as the Apple Feast of the Saviour), DE, US, GB (Gregorian Easter and its feasts). `language` ru, en or de (default: the country's).",
             auth: .public,
             request: .object(
                 ["country": .oneOf(HolidayCatalog.countries), "year": .integer(minimum: 1900, maximum: 2100), "language": .oneOf(["ru", "en", "de"])],
