@@ -354,6 +354,11 @@ struct RemindersFlowTests {
                 try SubscriptionOperations.topUp(db, id: id, user: "user-ann", kind: "beautiful", params: params, now: Date())
             }
             #expect(try await Self.count(service, "SELECT COUNT(*) FROM reminder") == before)
+            // The same subscription again (a second tap, its lists in another order) makes nothing twice either.
+            let again = try await service.call(
+                "reminders.beautiful.subscribe", data: ["personalDates": [["label": "our wedding", "date": "2000-06-15"]], "patterns": ["day_equals_month"]], as: Self.ann)
+            #expect(again.error?.code == .conflict && again.error?.details["reason"] == "already_subscribed" && again.error?.details["subscriptionId"] == .string(id))
+            #expect(try await Self.count(service, "SELECT COUNT(*) FROM reminder") == before)
             #expect(try await Self.ok(service, "reminders.subscriptions.list")["items"]?.arrayValue?.count == 1)
             let removed = try await Self.ok(service, "reminders.subscriptions.delete", ["id": .string(id), "removeReminders": true])
             #expect(removed["removed"]?.integerValue == Int64(before))
@@ -376,6 +381,14 @@ struct RemindersFlowTests {
             let items = list["items"]?.arrayValue ?? []
             #expect(items.allSatisfy { $0["allDay"] == true && $0["source"] == "holiday" } && items.count >= 2)
             #expect(try await Self.failure(service, "reminders.holidays.subscribe", ["country": "RU", "keys": ["no_such_day"]]).0 == .validationFailed)
+            // One subscription per country: another one for RU would make its reminders twice.
+            let made = items.count
+            let again = try await service.call("reminders.holidays.subscribe", data: ["country": "RU"], as: Self.ann)
+            #expect(again.error?.code == .conflict && again.error?.details["reason"] == "already_subscribed")
+            #expect(again.error?.details["subscriptionId"] == subscription["id"])
+            #expect(try await Self.ok(service, "reminders.list", ["category": "holiday"])["items"]?.arrayValue?.count == made)
+            // Another country is another subscription.
+            #expect(try await Self.ok(service, "reminders.holidays.subscribe", ["country": "DE", "keys": ["easter"]])["made"]?.integerValue ?? 0 >= 1)
         }
     }
 

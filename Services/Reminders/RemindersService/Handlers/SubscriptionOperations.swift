@@ -114,7 +114,7 @@ struct SubscriptionOperations: Sendable {
     var beautifulSubscribe: ServiceOperation {
         .write(
             "reminders.beautiful.subscribe",
-            summary: "Subscribes to beautiful dates: `patterns` and `custom` ones, and `personalDates` (`{label, date}`: a birthday, a wedding) whose round counts (10,000 days, 1,000 weeks, 500 months …) are beautiful too. Makes all-day reminders for the matches of the coming year now and keeps them coming. Answers the subscription with `made`.",
+            summary: "Subscribes to beautiful dates: `patterns` and `custom` ones, and `personalDates` (`{label, date}`: a birthday, a wedding) whose round counts (10,000 days, 1,000 weeks, 500 months …) are beautiful too. Makes all-day reminders for the matches of the coming year now and keeps them coming. Answers the subscription with `made`. The same patterns, custom patterns and personal dates again (in any order): conflict already_subscribed with `details.subscriptionId`.",
             auth: Self.user,
             request: .object([
                 "patterns": .array(of: .oneOf(Self.patternNames), maxItems: 20), "custom": Self.customSchema,
@@ -183,7 +183,7 @@ struct SubscriptionOperations: Sendable {
     var holidaysSubscribe: ServiceOperation {
         .write(
             "reminders.holidays.subscribe",
-            summary: "Subscribes to a country's holidays (all, or the `keys` given): all-day reminders of category holiday for the coming year, titled in the user's language, kept coming every year.",
+            summary: "Subscribes to a country's holidays (all, or the `keys` given): all-day reminders of category holiday for the coming year, titled in the user's language, kept coming every year. One subscription per country: another one is conflict already_subscribed with `details.subscriptionId` (delete it first to choose other holidays).",
             auth: Self.user,
             request: .object(
                 ["country": .oneOf(HolidayCatalog.countries), "keys": .array(of: .string(minLength: 1, maxLength: 60), maxItems: 100), "alerts": Self.alertsSchema],
@@ -209,6 +209,15 @@ struct SubscriptionOperations: Sendable {
         guard count < Self.maximumPerUser else {
             throw ServiceError.conflict("you have \(count) subscriptions; remove one first", reason: "too_many_subscriptions")
         }
+        if let existing = try Self.repeated(db, user: user, kind: kind, params: params) {
+            var error = ServiceError.conflict(
+                kind == "holiday"
+                    ? "you already follow the holidays of \(params.country ?? "") (\(existing)): delete that subscription first to choose other holidays"
+                    : "you already follow these beautiful dates (\(existing))",
+                reason: "already_subscribed")
+            error.details["subscriptionId"] = .string(existing)
+            throw error
+        }
         let id = RecordID.make(prefix: "sub", at: context.receivedAt)
         let text = String(decoding: try JSONEncoder().encode(params), as: UTF8.self)
         let createdAt = Instant.format(context.receivedAt)
@@ -216,6 +225,24 @@ struct SubscriptionOperations: Sendable {
             .execute(arguments: [id, user, kind, text, createdAt])
         let made = try topUp(db, id: id, user: user, kind: kind, params: params, now: context.receivedAt)
         return ["id": .string(id), "kind": .string(kind), "params": try WireJSON.value(of: params), "createdAt": .string(createdAt), "made": .integer(Int64(made))]
+    }
+
+    /// The user's subscription that `params` would repeat, making its reminders a second
+    /// time: for holidays one of the same country (one per country), for beautiful dates
+    /// one of the same patterns, custom patterns and personal dates, in any order.
+    static func repeated(_ db: Database, user: String, kind: String, params: Params) throws -> String? {
+        let rows = try Row.fetchAll(
+            db.cachedStatement(sql: "SELECT id, params FROM subscription WHERE user_id = ? AND kind = ?"), arguments: [user, kind])
+        for row in rows {
+            guard let text: String = row["params"], let other = try? JSONDecoder().decode(Params.self, from: Data(text.utf8)) else { continue }
+            let same =
+                kind == "holiday"
+                ? other.country == params.country
+                : Set(other.patterns ?? []) == Set(params.patterns ?? []) && Set(other.custom ?? []) == Set(params.custom ?? [])
+                    && Set(other.personalDates ?? []) == Set(params.personalDates ?? [])
+            if same { return row["id"] }
+        }
+        return nil
     }
 
     /// Makes the reminders a subscription owes for the coming year that do not exist yet,
