@@ -179,6 +179,24 @@ struct EdgeFlowTests {
             let missing = try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/nowhere/at/all", headers: ["X-Request-Id": "mine-1"])
             #expect(missing.status == 404 && missing.headers["x-request-id"] == "mine-1" && missing.headers["vary"] == "Origin")
             #expect(get.headers["x-request-id"] != nil && get.headers["vary"] == "Origin")
+
+            // Pipelined in one write, calls (served beside the router) and routed requests are
+            // answered in the order sent; 40 at once too (reading pauses while 16 wait).
+            let ids = (0..<40).map { "p\($0)" }
+            var pipelined = ""
+            for (index, id) in ids.enumerated() {
+                let close = index == ids.count - 1 ? "Connection: close\r\n" : ""
+                switch index % 10 {
+                case 3: pipelined += "HEAD /v1/openapi.json HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(id)\r\n\(close)\r\n"
+                case 7: pipelined += "GET /v1/nowhere HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(id)\r\n\(close)\r\n"
+                case 8: pipelined += "POST /v1/Bad..op HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(id)\r\nContent-Length: 2\r\n\(close)\r\n{}"
+                default: pipelined += "POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(id)\r\nContent-Length: 2\r\n\(close)\r\n{}"
+                }
+            }
+            let (answers, _) = try await exchange(pipelined, timeout: .seconds(20))
+            let seen = answers.lowercased().components(separatedBy: "\r\nx-request-id: ").dropFirst().map { String($0.unicodeScalars.prefix { $0 != "\r" }) }
+            #expect(seen == ids, "\(answers.prefix(600))")
+            #expect(answers.components(separatedBy: "HTTP/1.1 200 OK").count - 1 == 32 && answers.components(separatedBy: "HTTP/1.1 404").count - 1 == 8)
         }
     }
 

@@ -74,7 +74,7 @@ public final class EdgeServer: Sendable {
     ) throws -> some ApplicationProtocol {
         let router = Router(context: EdgeRequestContext.self)
         router.add(middleware: Door(edge: self))
-        router.post("/v1/:op") { request, context in await self.operation(request, context: context) }
+        // `POST /v1/{op}` never reaches the router: ``OperationCalls`` serves it in the pipeline.
         router.get("/v1/openapi.json") { _, _ in self.answer(EdgeAnswer(status: .ok, body: self.documents.current())) }
         router.get("/v1/media/:service/:id") { request, context in await self.download(request, context: context) }
         // HEAD (RFC 9110, 9.3.2): the GET's answer, whose body NIO's encoder leaves out
@@ -82,13 +82,13 @@ public final class EdgeServer: Sendable {
         router.head("/v1/openapi.json") { _, _ in self.answer(EdgeAnswer(status: .ok, body: self.documents.current())) }
         router.head("/v1/media/:service/:id") { request, context in await self.download(request, context: context) }
         router.post("/v1/media/:service") { request, context in await self.upload(request, context: context) }
-        let guardFactory: @Sendable () -> [any RemovableChannelHandler] = { [settings, connections] in
+        let guardFactory: @Sendable () -> [any RemovableChannelHandler] = { [self, settings, connections] in
             HTTPDoor.handlers(
                 limits: connections,
                 headerTimeout: .milliseconds(Int64(settings.headerTimeout.wholeMilliseconds)),
                 bodyTimeout: .milliseconds(Int64(settings.bodyTimeout.wholeMilliseconds)),
                 idleTimeout: .milliseconds(Int64(settings.idleTimeout.wholeMilliseconds)))
-                + [MalformedRequestAnswer(tls: settings.usesTLS)]
+                + [MalformedRequestAnswer(tls: settings.usesTLS), OperationCalls(edge: self)]
         }
         let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: guardFactory()))
         let server: HTTPServerBuilder
@@ -120,29 +120,52 @@ public final class EdgeServer: Sendable {
 
     // MARK: Operations
 
-    func operation(_ request: Request, context: EdgeRequestContext) async -> Response {
-        await answering(request) { id throws(ServiceError) in
-            let op = context.parameters.get("op") ?? ""
+    /// What the head of a call (`POST /v1/{op}`, ``OperationCalls``) says, checked: the
+    /// request's id, op, token, idempotency key, the client's address and the CORS origin
+    /// allowed; `refusal` when it is answered without going further (the door's rate limit,
+    /// an op name that cannot be one, a malformed token or key, a declared length over the
+    /// limit).
+    struct CallHead: Sendable {
+        var id: String
+        var op: String
+        var token: String?
+        var idem: String?
+        var client: String
+        var origin: String?
+        var refusal: ServiceError?
+    }
+
+    func callHead(_ request: HTTPTypes.HTTPRequest, peer: String?) -> CallHead {
+        let headers = request.headerFields
+        let path = request.path ?? ""
+        let op = String(path.dropFirst(4).prefix { $0 != "?" })
+        var head = CallHead(
+            id: requestID(headers), op: op, client: settings.resolver.resolve(peer: peer, forwardedFor: headers[values: .forwardedFor]),
+            origin: allowedOrigin(headers))
+        do throws(ServiceError) {
+            if let wait = limiter.admit(head.client) {
+                throw ServiceError.rateLimited(retryAfterMs: Int64(wait.wholeMilliseconds), "too many requests from this address")
+            }
             guard RequestEnvelope.isOperationName(op) else { throw ServiceError.unknownOp(op) }
-            let token = try bearerToken(request)
-            let idem = try idempotencyKey(request)
-            var held = 0
-            defer { bodies.give(held) }
-            let body = try await collect(request, limit: settings.maxBodyBytes, held: &held)
-            let client = context.clientAddress
-            let frame = try await onPoolIfLarge(body.count) { () throws(ServiceError) in
-                EdgeEnvelope.encode(id: id, op: op, token: token, idem: idem, client: client, data: try EdgeEnvelope.data(fromBody: body))
+            head.token = try bearerToken(headers)
+            head.idem = try idempotencyKey(headers)
+            if let length = headers[.contentLength].flatMap(Int.init), length > settings.maxBodyBytes {
+                throw ServiceError.payloadTooLarge(limit: settings.maxBodyBytes)
             }
-            let reply = try await call(frame)
-            return try await onPoolIfLarge(reply.count) {
-                var reply = EdgeAnswer.reply(reply)
-                // The service read the body inside the envelope, so its words about where the
-                // body is malformed (a repeated name, which the edge's check does not look
-                // for) count from the envelope's start: say it again about the body itself.
-                if reply.status == .badRequest, let refined = EdgeEnvelope.bodyError(body) { reply = .error(refined) }
-                return answer(reply, requestID: id)
-            }
+        } catch {
+            head.refusal = error
         }
+        return head
+    }
+
+    /// A call's answer from the gateway's reply frame. The service read the body inside the
+    /// envelope, so its words about where the body is malformed (a repeated name, which the
+    /// edge's check does not look for) count from the envelope's start: they are said again
+    /// about the body itself.
+    static func callAnswer(_ reply: Data, body: Data) -> EdgeAnswer {
+        let answer = EdgeAnswer.reply(reply)
+        if answer.status == .badRequest, let refined = EdgeEnvelope.bodyError(body) { return .error(refined) }
+        return answer
     }
 
     /// Bodies and replies above this size are checked, cut and encoded on Swift's pool.
@@ -159,10 +182,16 @@ public final class EdgeServer: Sendable {
         return try result.get()
     }
 
+    /// ``onPoolIfLarge(_:_:)`` for code that is not async: `work` runs now when `bytes` is
+    /// small, on a global queue when it is larger than ``largeBytes``.
+    static func offLoopIfLarge(_ bytes: Int, _ work: @escaping @Sendable () -> Void) {
+        if bytes > largeBytes { DispatchQueue.global().async(execute: work) } else { work() }
+    }
+
     /// Runs a route with the request's id (``requestID(_:)``): a thrown error becomes its
     /// HTTP answer, and every answer carries the id.
     func answering(_ request: Request, _ body: (String) async throws(ServiceError) -> Response) async -> Response {
-        let id = requestID(request)
+        let id = requestID(request.headers)
         do {
             return try await body(id)
         } catch {
@@ -182,16 +211,22 @@ public final class EdgeServer: Sendable {
         }
         do {
             return try result.get()
-        } catch let error as ClientError where error.reason == .timeout {
-            throw ServiceError(.timeout, "the gateway did not answer in time")
         } catch {
-            throw ServiceError.unavailable("the gateway is not reachable")
+            throw Self.gatewayError(error)
         }
     }
 
+    /// What the client is told when the gateway gave no reply.
+    static func gatewayError(_ error: any Error) -> ServiceError {
+        if let error = error as? ClientError, error.reason == .timeout {
+            return ServiceError(.timeout, "the gateway did not answer in time")
+        }
+        return ServiceError.unavailable("the gateway is not reachable")
+    }
+
     /// The access token of `Authorization: Bearer <token>`; `nil` without the header.
-    func bearerToken(_ request: Request) throws(ServiceError) -> String? {
-        guard let header = request.headers[.authorization] else { return nil }
+    func bearerToken(_ headers: HTTPFields) throws(ServiceError) -> String? {
+        guard let header = headers[.authorization] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty, parts[1].utf8.count <= 4_096 else {
             throw ServiceError.unauthenticated("send the access token as `Authorization: Bearer <token>`")
@@ -199,8 +234,8 @@ public final class EdgeServer: Sendable {
         return String(parts[1]).trimmingCharacters(in: .whitespaces)
     }
 
-    func idempotencyKey(_ request: Request) throws(ServiceError) -> String? {
-        let values = request.headers[values: .idempotencyKey]
+    func idempotencyKey(_ headers: HTTPFields) throws(ServiceError) -> String? {
+        let values = headers[values: .idempotencyKey]
         guard let key = values.first else { return nil }
         // One header, of visible ASCII: keys that differ only in bytes a header cannot carry
         // as text must not collide.
@@ -215,8 +250,8 @@ public final class EdgeServer: Sendable {
 
     /// The client's `X-Request-Id` when it is usable (1 to 128 visible ASCII characters),
     /// or a new one; sent to the gateway as the envelope's `id` and back as a header.
-    func requestID(_ request: Request) -> String {
-        if let given = request.headers[.requestID], !given.isEmpty, given.utf8.count <= RequestEnvelope.maxIDLength,
+    func requestID(_ headers: HTTPFields) -> String {
+        if let given = headers[.requestID], !given.isEmpty, given.utf8.count <= RequestEnvelope.maxIDLength,
             given.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
         {
             return given
@@ -257,7 +292,7 @@ public final class EdgeServer: Sendable {
         await answering(request) { id throws(ServiceError) in
             let service = try mediaService(context)
             let imageID = context.parameters.get("id") ?? ""
-            let token = try bearerToken(request)
+            let token = try bearerToken(request.headers)
             let data = JSONValue.object(["id": .string(imageID)]).serialized
             let frame = EdgeEnvelope.encode(id: id, op: "\(service).media.get", token: token, idem: nil, client: context.clientAddress, data: data)
             let reply = try await call(frame)
@@ -285,8 +320,8 @@ public final class EdgeServer: Sendable {
     func upload(_ request: Request, context: EdgeRequestContext) async -> Response {
         await answering(request) { id throws(ServiceError) in
             let service = try mediaService(context)
-            let token = try bearerToken(request)
-            let idem = try idempotencyKey(request)
+            let token = try bearerToken(request.headers)
+            let idem = try idempotencyKey(request.headers)
             let declared = request.headers[.contentType].map { $0.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             guard OpenAPIDocument.imageTypes.contains(declared) else {
                 throw ServiceError.invalid("Content-Type", "send the image as image/png, image/jpeg or image/webp")
@@ -332,10 +367,32 @@ public final class EdgeServer: Sendable {
     // MARK: Answers
 
     func answer(_ answer: EdgeAnswer, requestID: String? = nil) -> Response {
+        Response(status: answer.status, headers: responseHeaders(answer, requestID: requestID), body: .init(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+
+    /// The headers of an answer that is not cached: its own, the request's id, its content
+    /// type and the security headers.
+    func responseHeaders(_ answer: EdgeAnswer, requestID: String?) -> HTTPFields {
         var headers = answer.headers
         if let requestID { headers[.requestID] = requestID }
         headers[.contentType] = answer.contentType
-        return decorate(Response(status: answer.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: answer.body))), cacheable: false)
+        Self.addSecurityHeaders(to: &headers, cacheable: false, tls: settings.usesTLS)
+        return headers
+    }
+
+    /// The request's `Origin` when CORS is on for it.
+    func allowedOrigin(_ headers: HTTPFields) -> String? {
+        headers[.origin].flatMap { settings.corsOrigins.contains($0) ? $0 : nil }
+    }
+
+    /// The CORS headers of an answer to a request from `origin` (``allowedOrigin(_:)``).
+    func addCORS(to headers: inout HTTPFields, origin: String?) {
+        // With CORS on, every answer may differ by Origin, also one without CORS headers:
+        // a shared cache must not give an answer made for no origin to an allowed one.
+        if !settings.corsOrigins.isEmpty { headers[.vary] = "Origin" }
+        guard let origin else { return }
+        headers[.accessControlAllowOrigin] = origin
+        headers[.accessControlExposeHeaders] = "ETag, Retry-After, X-Request-Id, X-Error-Ref, X-Error-Reason"
     }
 
     /// Adds the security headers every answer carries.
@@ -379,10 +436,10 @@ struct Door: RouterMiddleware {
         if !context.eventLoop.inEventLoop { try? await context.eventLoop.submit {}.get() }
         var context = context
         context.clientAddress = edge.settings.resolver.resolve(peer: context.peer, forwardedFor: request.headers[values: .forwardedFor])
-        let origin = request.headers[.origin].flatMap { edge.settings.corsOrigins.contains($0) ? $0 : nil }
+        let origin = edge.allowedOrigin(request.headers)
         if let wait = edge.limiter.admit(context.clientAddress) {
             return cors(
-                edge.answer(EdgeAnswer.error(.rateLimited(retryAfterMs: Int64(wait.wholeMilliseconds), "too many requests from this address")), requestID: edge.requestID(request)),
+                edge.answer(EdgeAnswer.error(.rateLimited(retryAfterMs: Int64(wait.wholeMilliseconds), "too many requests from this address")), requestID: edge.requestID(request.headers)),
                 origin)
         }
         if request.method == .options, let origin {
@@ -408,18 +465,13 @@ struct Door: RouterMiddleware {
             response = edge.answer(EdgeAnswer.error(serviceError))
         }
         // Every answer carries the request's id, the door's own and a missing path's too.
-        if response.headers[.requestID] == nil { response.headers[.requestID] = edge.requestID(request) }
+        if response.headers[.requestID] == nil { response.headers[.requestID] = edge.requestID(request.headers) }
         return cors(response, origin)
     }
 
     private func cors(_ response: Response, _ origin: String?) -> Response {
         var response = response
-        // With CORS on, every answer may differ by Origin, also one without CORS headers:
-        // a shared cache must not give an answer made for no origin to an allowed one.
-        if !edge.settings.corsOrigins.isEmpty { response.headers[.vary] = "Origin" }
-        guard let origin else { return response }
-        response.headers[.accessControlAllowOrigin] = origin
-        response.headers[.accessControlExposeHeaders] = "ETag, Retry-After, X-Request-Id, X-Error-Ref, X-Error-Reason"
+        edge.addCORS(to: &response.headers, origin: origin)
         return response
     }
 }
