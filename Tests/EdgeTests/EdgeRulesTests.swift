@@ -175,6 +175,7 @@ struct EdgeRulesTests {
                 ["op": "booking.internal.x", "summary": "X.", "auth": "internal", "mode": "read", "request": ["type": "object"], "response": ["type": "object"]],
                 ["op": "booking.media.get", "summary": "Image.", "auth": "public", "mode": "read", "request": ["type": "object"], "response": ["type": "object"]],
                 ["op": "booking.media.put", "summary": "Upload.", "auth": "role:staff", "mode": "write", "request": ["type": "object"], "response": ["type": "object"]],
+                ["op": "booking.pass.topup", "summary": "Pays.", "auth": "authenticated", "mode": "task", "request": ["type": "object"], "response": ["type": "object"]],
             ],
             "events": [],
         ]
@@ -189,6 +190,9 @@ struct EdgeRulesTests {
         for status in ["200", "400", "401", "403", "404", "409", "413", "422", "429", "500", "503", "504"] {
             #expect(create["responses"]?[status] != nil, "\(status)")
         }
+        // A task (a payment) takes an idempotency key as a write does; an inline read does not.
+        #expect(paths["/v1/booking.pass.topup"]?["post"]?["parameters"] == [["$ref": "#/components/parameters/IdempotencyKey"]])
+        #expect(paths["/v1/booking.health"]?["post"]?["parameters"] == nil)
         #expect(paths["/v1/booking.health"]?["post"]?["security"] == [])
         #expect(paths["/v1/booking.admin.park.update"]?["post"]?["x-roles"] == ["admin", "staff"])
         #expect(paths["/v1/media/{service}/{id}"]?["get"] != nil && paths["/v1/media/booking"]?["post"] != nil)

@@ -88,7 +88,7 @@ public final class EdgeServer: Sendable {
                 headerTimeout: .milliseconds(Int64(settings.headerTimeout.wholeMilliseconds)),
                 bodyTimeout: .milliseconds(Int64(settings.bodyTimeout.wholeMilliseconds)),
                 idleTimeout: .milliseconds(Int64(settings.idleTimeout.wholeMilliseconds)))
-                + [MalformedRequestAnswer(tls: settings.usesTLS), OperationCalls(edge: self)]
+                + [MalformedRequestAnswer(tls: settings.usesTLS) { self.requestID(HTTPFields()) }, OperationCalls(edge: self)]
         }
         let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: guardFactory()))
         let server: HTTPServerBuilder

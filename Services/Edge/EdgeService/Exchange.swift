@@ -18,6 +18,10 @@ struct EdgeAnswer: Sendable {
             let milliseconds = error.details["retryAfterMs"]?.integerValue ?? 1_000
             headers[.retryAfter] = String(max(1, (milliseconds + 999) / 1_000))
         }
+        if error.code == .unauthenticated {
+            // RFC 9110, 11.6.1: a 401 names its scheme (RFC 6750's bearer token).
+            headers[.wwwAuthenticate] = "Bearer"
+        }
         if case .string(let reference)? = error.details["ref"] {
             headers[.errorReference] = reference
         }

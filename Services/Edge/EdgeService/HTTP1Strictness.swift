@@ -11,9 +11,11 @@ import Platform
 ///   `Transfer-Encoding` (RFC 9112, 3.2 and 6.1) are refused: ``RefusedRequest``, answered
 ///   by ``MalformedRequestAnswer`` after the answers of the requests before it, then the
 ///   connection closes; `CONNECT` (no tunnels here) closes the connection at once;
+/// - a transfer coding other than `chunked` alone is refused (RFC 9112, 6.1: the server
+///   decodes none);
 /// - a request that does not keep the connection alive (HTTP/1.0 without `keep-alive`,
-///   or `Connection: close`) gets `Connection: close` on its answer and the connection
-///   closes after it (RFC 9112, 9.3);
+///   or `Connection: close`), or asks to upgrade the protocol, gets `Connection: close` on
+///   its answer and the connection closes after it (RFC 9112, 9.3);
 /// - `Expect: 100-continue` is answered `100 Continue` at once, so a client waiting for it
 ///   sends its body without waiting out its timer (RFC 9110, 10.1.1).
 final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
@@ -46,7 +48,7 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireErrorCaught(RefusedRequest(message: reason))
             return
         }
-        closeAfter.append(!head.isKeepAlive)
+        closeAfter.append(!head.isKeepAlive || Self.asksToUpgrade(head))
         if head.version.major == 1, head.version.minor >= 1,
             head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" })
         {
@@ -64,7 +66,20 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
         if head.version.major == 1, head.version.minor == 0, head.headers.contains(name: "transfer-encoding") {
             return "an HTTP/1.0 request cannot have Transfer-Encoding"
         }
+        let codings = head.headers["transfer-encoding"].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        if !codings.isEmpty, codings != ["chunked"] {
+            return "Transfer-Encoding \(codings.joined(separator: ", ")) is not supported: send the body chunked or with a Content-Length"
+        }
         return nil
+    }
+
+    /// Whether a request asks to switch protocols (`Connection: upgrade` with `Upgrade`,
+    /// RFC 9110, 7.8). None is offered, so it is answered in HTTP/1.1; but the parser reads
+    /// nothing after such a request, so the connection closes after its answer (the
+    /// client's next request then comes on a new one, instead of waiting for nothing).
+    static func asksToUpgrade(_ head: HTTPRequestHead) -> Bool {
+        head.headers.contains(name: "upgrade")
+            && head.headers["connection"].contains { $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "upgrade" } }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {

@@ -30,8 +30,12 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
     /// What the refusal says.
     private var reason = "the request is not valid HTTP/1.1"
 
-    init(tls: Bool) {
+    /// A request id for the refusal (its request's own was not read).
+    private let requestID: () -> String
+
+    init(tls: Bool, requestID: @escaping () -> String) {
         self.tls = tls
+        self.requestID = requestID
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -86,6 +90,7 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
         headers[.contentType] = answer.contentType
         headers[.contentLength] = String(answer.body.count)
         headers[.connection] = "close"
+        headers[.requestID] = requestID()
         EdgeServer.addSecurityHeaders(to: &headers, cacheable: false, tls: tls)
         context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(ByteBuffer(bytes: answer.body))), promise: nil)

@@ -136,7 +136,8 @@ enum OpenAPIDocument {
         }
         result["description"] = .string(summary)
         result["summary"] = .string(Self.firstSentence(of: summary))
-        if operation["mode"]?.stringValue == "write" {
+        // Writes, and tasks (a payment's top-up): both take `idem`.
+        if operation["mode"]?.stringValue == "write" || operation["mode"]?.stringValue == "task" {
             result["parameters"] = [["$ref": "#/components/parameters/IdempotencyKey"]]
         }
         return .object(result)

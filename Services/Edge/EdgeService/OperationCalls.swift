@@ -20,8 +20,9 @@ import Synchronization
 /// CORS) and the same checks of its head (``EdgeServer/callHead(_:peer:)``).
 /// Answers go in the order the requests came (HTTP/1.1 pipelining): a call answered before
 /// an earlier request waits for it, and a routed request behind an unanswered call is
-/// handed to the router only once that call is answered. At most ``maxWaiting`` requests of
-/// one connection wait for their answers; reading stops until fewer do.
+/// handed to the router only once that call is answered (held here meanwhile, and no more
+/// of the connection read). At most ``maxWaiting`` requests of one connection wait for
+/// their answers; reading stops until fewer do.
 final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -255,8 +256,19 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Flow control and the connection's end
 
+    /// Whether to read no more for now.
+    private var paused: Bool {
+        if waiting.count >= Self.maxWaiting { return true }
+        // A routed request waiting for its turn is held here, not streamed to the router:
+        // no more of it is read until it is handed on.
+        if let current, current.route == .router, !current.handedOn { return true }
+        // Shutting down: the request being read is read to its end, nothing after it.
+        if heldQuiesce != nil, current == nil { return true }
+        return false
+    }
+
     func read(context: ChannelHandlerContext) {
-        if waiting.count >= Self.maxWaiting || heldQuiesce != nil {
+        if paused {
             readHeld = true
         } else {
             context.read()
@@ -269,7 +281,7 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireUserInboundEventTriggered(event)
             return
         }
-        if readHeld, waiting.count < Self.maxWaiting, heldQuiesce == nil {
+        if readHeld, !paused {
             readHeld = false
             context.read()
         }
