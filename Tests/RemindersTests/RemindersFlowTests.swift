@@ -438,6 +438,15 @@ struct RemindersFlowTests {
                  "address": "olga@example.com"])
             #expect(made["category"] == "congratulation" && made["greeting"]?["recipientName"] == "Ольга" && made["rrule"] == "FREQ=YEARLY;SKIP=BACKWARD")
             #expect(try await Self.failure(service, "reminders.greetings.schedule", ["recipientName": "A", "message": "m", "date": "2027-05-20", "channel": "sms", "address": "nope"]).0 == .validationFailed)
+            // A one-off greeting for a day gone would never be sent; a yearly one comes round again.
+            let past = try await Self.failure(service, "reminders.greetings.schedule", ["recipientName": "A", "message": "m", "date": "2020-01-01"])
+            #expect(past.0 == .validationFailed && past.1["date"] != nil)
+            let yearly = try await Self.ok(service, "reminders.greetings.schedule", ["recipientName": "A", "message": "m", "date": "2020-01-01", "yearly": true])
+            #expect(yearly["next"] != .null)
+            // Purging one reminder and the whole archive at once is not a request that can be read one way.
+            let id = try #require(yearly["id"]?.stringValue)
+            #expect(try await Self.failure(service, "reminders.purge", ["id": .string(id), "archived": true]).1["archived"] != nil)
+            #expect(try await Self.ok(service, "reminders.get", ["id": .string(id)])["id"]?.stringValue == id)
         }
     }
 

@@ -153,7 +153,7 @@ struct ReminderOperations: Sendable {
     var purge: ServiceOperation {
         .write(
             "reminders.purge",
-            summary: "Removes reminders for good: one (`id`, in any status) or every archived one (`archived: true`). Other devices see deletions in reminders.changes.",
+            summary: "Removes reminders for good: one (`id`, in any status) or every archived one (`archived: true`; not both). Other devices see deletions in reminders.changes.",
             auth: Self.user,
             request: .object(["id": Self.idField, "archived": JSONSchema.boolean.described("purge the whole archive")]),
             response: .object(["purged": .integer(minimum: 0)], required: ["purged"])
@@ -161,6 +161,10 @@ struct ReminderOperations: Sendable {
             let user = try context.requirePrincipal().userID
             let store = try context.mediaStore()
             var rows: [ReminderRow] = []
+            if input.id != nil, input.archived != nil {
+                // Which was meant is not clear: one reminder, or the whole archive.
+                throw ServiceError.invalid("archived", "send either id (one reminder) or archived: true (the whole archive), not both")
+            }
             if let id = input.id {
                 rows.append(try ReminderRow.own(db, id: id, user: user))
             } else if input.archived == true {

@@ -160,6 +160,12 @@ struct ScheduleOperations: Sendable {
             if let zone = input.zone, ZoneClock(identifier: zone) == nil { throw ServiceError.invalid("zone", "not an IANA time zone name") }
             try ReminderStore.requireRoom(db, user: user)
             let clock = try UserClock.load(db, user: user)
+            if input.yearly != true {
+                // A one-off greeting for a day already gone would never be sent.
+                let zone = input.zone.flatMap(ZoneClock.init(identifier:)) ?? clock.zone
+                let today = zone.localDate(of: now)
+                guard input.date >= today else { throw ServiceError.invalid("date", "is in the past (today is \(today) there); send yearly: true for a yearly date") }
+            }
             var content = try ReminderStore.blank(db, user: user)
             let name = input.recipientName.trimmingCharacters(in: .whitespacesAndNewlines)
             content.title = input.title ?? (clock.language == "ru" ? "Поздравить: \(name)" : "Congratulate \(name)")
