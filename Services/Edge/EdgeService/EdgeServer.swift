@@ -51,6 +51,8 @@ public final class EdgeServer: Sendable {
     let documents: OpenAPIDocuments
     let logger: Logger
     private let requestCounter = Atomic<UInt64>(0)
+    /// The security headers of an answer that is not cached (``addSecurityHeaders(to:cacheable:tls:)``).
+    let securityHeaders: HTTPFields
 
     /// Creates the edge over a client of the gateway's edge socket.
     public init(settings: EdgeSettings, gateway: ServiceClient, documents: OpenAPIDocuments, logger: Logger) {
@@ -62,6 +64,9 @@ public final class EdgeServer: Sendable {
             total: settings.maxConnections, perAddress: settings.maxConnectionsPerAddress,
             exempt: { address in IPAddress(address).map(resolver.isTrusted) ?? false })
         bodies = BodyBudget(capacity: settings.bodyBudgetBytes)
+        var securityHeaders = HTTPFields()
+        Self.addSecurityHeaders(to: &securityHeaders, cacheable: false, tls: settings.usesTLS)
+        self.securityHeaders = securityHeaders
         self.documents = documents
         self.logger = logger
     }
@@ -135,13 +140,12 @@ public final class EdgeServer: Sendable {
         var refusal: ServiceError?
     }
 
-    func callHead(_ request: HTTPTypes.HTTPRequest, peer: String?) -> CallHead {
+    /// `client`: the app user's address (``ClientAddressResolver/resolve(peer:forwardedFor:)``).
+    func callHead(_ request: HTTPTypes.HTTPRequest, client: String) -> CallHead {
         let headers = request.headerFields
         let path = request.path ?? ""
         let op = String(path.dropFirst(4).prefix { $0 != "?" })
-        var head = CallHead(
-            id: requestID(headers), op: op, client: settings.resolver.resolve(peer: peer, forwardedFor: headers[values: .forwardedFor]),
-            origin: allowedOrigin(headers))
+        var head = CallHead(id: requestID(headers), op: op, client: client, origin: allowedOrigin(headers))
         do throws(ServiceError) {
             if let wait = limiter.admit(head.client) {
                 throw ServiceError.rateLimited(retryAfterMs: Int64(wait.wholeMilliseconds), "too many requests from this address")
@@ -373,10 +377,13 @@ public final class EdgeServer: Sendable {
     /// The headers of an answer that is not cached: its own, the request's id, its content
     /// type and the security headers.
     func responseHeaders(_ answer: EdgeAnswer, requestID: String?) -> HTTPFields {
-        var headers = answer.headers
-        if let requestID { headers[.requestID] = requestID }
-        headers[.contentType] = answer.contentType
-        Self.addSecurityHeaders(to: &headers, cacheable: false, tls: settings.usesTLS)
+        // Appended to a copy of the security headers rather than set one by one (each set
+        // looks for the name among those before it): none of the answer's own headers
+        // (Retry-After, X-Error-Ref, X-Error-Reason, WWW-Authenticate) is among them.
+        var headers = securityHeaders
+        headers.append(contentsOf: answer.headers)
+        if let requestID { headers.append(HTTPField(name: .requestID, value: requestID)) }
+        headers.append(HTTPField(name: .contentType, value: answer.contentType))
         return headers
     }
 
