@@ -108,7 +108,7 @@ public enum HTTPTestClient {
         }
     }
 
-    static func connect(host: String, port: Int) throws -> Int32 {
+    public static func connect(host: String, port: Int) throws -> Int32 {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?

@@ -140,11 +140,10 @@ public final class EdgeServer: Sendable {
         var refusal: ServiceError?
     }
 
-    /// `client`: the app user's address (``ClientAddressResolver/resolve(peer:forwardedFor:)``).
-    func callHead(_ request: HTTPTypes.HTTPRequest, client: String) -> CallHead {
+    /// `op`: the path's (``OperationCalls/callOp(_:)``); `client`: the app user's address
+    /// (``ClientAddressResolver/resolve(peer:forwardedFor:)``).
+    func callHead(_ request: HTTPTypes.HTTPRequest, op: String, client: String) -> CallHead {
         let headers = request.headerFields
-        let path = request.path ?? ""
-        let op = String(path.dropFirst(4).prefix { $0 != "?" })
         var head = CallHead(id: requestID(headers), op: op, client: client, origin: allowedOrigin(headers))
         do throws(ServiceError) {
             if let wait = limiter.admit(head.client) {
@@ -454,6 +453,7 @@ struct Door: RouterMiddleware {
             response.headers[.accessControlAllowMethods] = "GET, POST"
             response.headers[.accessControlAllowHeaders] = "Authorization, Content-Type, Idempotency-Key, X-Request-Id, If-None-Match"
             response.headers[.accessControlMaxAge] = "600"
+            response.headers[.requestID] = edge.requestID(request.headers)
             return cors(edge.decorate(response, cacheable: false), origin)
         }
         var response: Response

@@ -17,12 +17,13 @@ import Synchronization
 /// answer: no task, no stream.
 ///
 /// A call passes the same door as a routed request (the client's address, its rate limit,
-/// CORS) and the same checks of its head (``EdgeServer/callHead(_:client:)``).
+/// CORS) and the same checks of its head (``EdgeServer/callHead(_:op:client:)``).
 /// Answers go in the order the requests came (HTTP/1.1 pipelining): a call answered before
 /// an earlier request waits for it, and a routed request behind an unanswered call is
 /// handed to the router only once that call is answered (held here meanwhile, and no more
 /// of the connection read). At most ``maxWaiting`` requests of one connection wait for
-/// their answers; reading stops until fewer do.
+/// their answers, and none is read while the client leaves its answers unread (the channel
+/// is not writable); reading stops until then.
 final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -70,31 +71,52 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     private var current: Exchange?
     private var reading: Reading?
     private var readHeld = false
+    /// Whether the channel takes more writes without buffering past its high-water mark.
+    private var writable = true
     private var closed = false
     /// A graceful shutdown's event, held while calls wait for their answers (the router's
     /// connection handler behind this one would close the connection under them).
     private var heldQuiesce: Any?
+    /// The shutdown's event went on to the router's connection handler, which closes the
+    /// connection after the answers it knows of: nothing more is read or started here.
+    private var quiesced = false
+    /// The parts of a request that arrived after that are dropped, up to its end.
+    private var dropping = false
 
     init(edge: EdgeServer) {
         self.edge = edge
     }
 
-    /// Whether a request is a call: `POST /v1/{op}`, one path segment (what the router's
-    /// `/v1/:op` matched).
-    static func isCall(_ request: HTTPTypes.HTTPRequest) -> Bool {
-        guard request.method == .post, let path = request.path, path.hasPrefix("/v1/") else { return false }
-        let segment = path.utf8.dropFirst(4).prefix { $0 != UInt8(ascii: "?") }
-        return !segment.isEmpty && !segment.contains(UInt8(ascii: "/"))
+    /// Requests one connection may have waiting at all: a read may bring many pipelined
+    /// requests at once (64 KiB of them), read before ``maxWaiting`` stops the next read.
+    /// Calls beyond this are answered `rate_limited` at once, in their turn.
+    static let maxPipelined = 64
+
+    /// The op of a call, `POST /v1/{op}` (the path's segments as the router reads them:
+    /// empty ones skipped, the query left out); `nil` for any other request.
+    static func callOp(_ request: HTTPTypes.HTTPRequest) -> Substring? {
+        guard request.method == .post, let path = request.path else { return nil }
+        let segments = path.prefix { $0 != "?" }.split(separator: "/")
+        guard segments.count == 2, segments[0] == "v1" else { return nil }
+        return segments[1]
     }
 
     // MARK: Reading
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
+        // Requests decoded after the shutdown's event went on would be cut off by the close
+        // it brings: they are not started (the client sends them again on a new connection).
+        if dropping {
+            if case .end = part { dropping = false }
+            return
+        }
         switch part {
         case .head(let request):
-            if Self.isCall(request) {
-                startCall(request, context: context)
+            if quiesced {
+                dropping = true
+            } else if let op = Self.callOp(request) {
+                startCall(request, op: String(op), context: context)
             } else {
                 let exchange = Exchange(route: .router)
                 waiting.append(exchange)
@@ -116,6 +138,8 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
                 current = nil
                 pass(part, of: exchange, context: context)
             }
+            // A request read to its end may be what a held shutdown or a paused read waited for.
+            resumeIfQuiet(context: context)
         }
     }
 
@@ -137,7 +161,7 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelReadComplete()
     }
 
-    private func startCall(_ request: HTTPTypes.HTTPRequest, context: ChannelHandlerContext) {
+    private func startCall(_ request: HTTPTypes.HTTPRequest, op: String, context: ChannelHandlerContext) {
         let exchange = Exchange(route: .call)
         waiting.append(exchange)
         current = exchange
@@ -148,7 +172,10 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
         if lastClient?.forwardedFor != forwardedFor {
             lastClient = (forwardedFor, edge.settings.resolver.resolve(peer: peer, forwardedFor: forwardedFor))
         }
-        let head = edge.callHead(request, client: lastClient?.client ?? "")
+        var head = edge.callHead(request, op: op, client: lastClient?.client ?? "")
+        if head.refusal == nil, waiting.count > Self.maxPipelined {
+            head.refusal = .rateLimited(retryAfterMs: 1_000, "at most \(Self.maxPipelined) requests may wait on one connection")
+        }
         reading = Reading(exchange: exchange, head: head)
         if let refusal = head.refusal { refuse(refusal, context: context) }
     }
@@ -266,12 +293,15 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Whether to read no more for now.
     private var paused: Bool {
+        // A client that does not read its answers: its answers wait in the channel's
+        // outbound buffer, so no more of its requests are read until they are taken.
+        if !writable { return true }
         if waiting.count >= Self.maxWaiting { return true }
         // A routed request waiting for its turn is held here, not streamed to the router:
         // no more of it is read until it is handed on.
         if let current, current.route == .router, !current.handedOn { return true }
         // Shutting down: the request being read is read to its end, nothing after it.
-        if heldQuiesce != nil, current == nil { return true }
+        if heldQuiesce != nil || quiesced, current == nil { return true }
         return false
     }
 
@@ -286,6 +316,10 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     private func resumeIfQuiet(context: ChannelHandlerContext) {
         if let event = heldQuiesce, waiting.isEmpty, reading == nil {
             heldQuiesce = nil
+            quiesced = true
+            // The router's last answer may be written and not yet flushed (this runs as its
+            // end passes): flushed first, as the event closes the connection.
+            context.flush()
             context.fireUserInboundEventTriggered(event)
             return
         }
@@ -295,11 +329,21 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        writable = context.channel.isWritable
+        if writable { resumeIfQuiet(context: context) }
+        context.fireChannelWritabilityChanged()
+    }
+
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is ChannelShouldQuiesceEvent, waiting.contains(where: { $0.route == .call }) || reading != nil {
+        guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
+        // Held while a call waits or is being read, or a routed request waits its turn
+        // (the router's handler would not know of them); passed on when the line is empty.
+        if waiting.contains(where: { $0.route == .call || !$0.handedOn }) || reading != nil {
             heldQuiesce = event
             return
         }
+        quiesced = true
         context.fireUserInboundEventTriggered(event)
     }
 
