@@ -82,6 +82,10 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     private var quiesced = false
     /// The parts of a request that arrived after that are dropped, up to its end.
     private var dropping = false
+    /// The connection's output is closed; what still comes in is read and dropped.
+    private var draining = false
+    /// The last answer's end written, done when it has gone to the socket.
+    private var lastWrite: EventLoopFuture<Void>?
 
     init(edge: EdgeServer) {
         self.edge = edge
@@ -105,15 +109,15 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        // Requests decoded after the shutdown's event went on would be cut off by the close
-        // it brings: they are not started (the client sends them again on a new connection).
+        // Requests decoded after the shutdown's event came would be cut off by the close it
+        // brings: they are not started (the client sends them again on a new connection).
         if dropping {
-            if case .end = part { dropping = false }
+            if case .end = part, !draining { dropping = false }
             return
         }
         switch part {
         case .head(let request):
-            if quiesced {
+            if quiesced || heldQuiesce != nil {
                 dropping = true
             } else if let op = Self.callOp(request) {
                 startCall(request, op: String(op), context: context)
@@ -272,7 +276,9 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
             waiting.removeFirst()
             context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
             if answer.body.readableBytes > 0 { context.write(wrapOutboundOut(.body(answer.body)), promise: nil) }
-            context.write(wrapOutboundOut(.end(nil)), promise: nil)
+            let written = context.eventLoop.makePromise(of: Void.self)
+            context.write(wrapOutboundOut(.end(nil)), promise: written)
+            lastWrite = written.futureResult
             wrote = true
         }
         if wrote { context.flush() }
@@ -281,10 +287,11 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The router's answers pass here: the end of one lets the answers behind it go.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let isEnd: Bool
-        if case .end = unwrapOutboundIn(data) { isEnd = true } else { isEnd = false }
-        context.write(data, promise: promise)
-        guard isEnd, let first = waiting.first, first.route == .router, first.handedOn else { return }
+        guard case .end = unwrapOutboundIn(data) else { return context.write(data, promise: promise) }
+        let written = promise ?? context.eventLoop.makePromise(of: Void.self)
+        context.write(data, promise: written)
+        lastWrite = written.futureResult
+        guard let first = waiting.first, first.route == .router, first.handedOn else { return }
         waiting.removeFirst()
         writeReadyAnswers(context: context)
     }
@@ -293,6 +300,7 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Whether to read no more for now.
     private var paused: Bool {
+        if draining { return false }
         // A client that does not read its answers: its answers wait in the channel's
         // outbound buffer, so no more of its requests are read until they are taken.
         if !writable { return true }
@@ -316,11 +324,7 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     private func resumeIfQuiet(context: ChannelHandlerContext) {
         if let event = heldQuiesce, waiting.isEmpty, reading == nil {
             heldQuiesce = nil
-            quiesced = true
-            // The router's last answer may be written and not yet flushed (this runs as its
-            // end passes): flushed first, as the event closes the connection.
-            context.flush()
-            context.fireUserInboundEventTriggered(event)
+            passOn(event, context: context)
             return
         }
         if readHeld, !paused {
@@ -343,8 +347,41 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
             heldQuiesce = event
             return
         }
+        passOn(event, context: context)
+    }
+
+    /// Passes the shutdown's event on to the router's connection handler, which closes the
+    /// connection: once the last answer written has gone to the socket (a close drops the
+    /// writes not yet taken).
+    private func passOn(_ event: Any, context: ChannelHandlerContext) {
         quiesced = true
-        context.fireUserInboundEventTriggered(event)
+        context.flush()
+        guard let lastWrite, !closed else { return context.fireUserInboundEventTriggered(event) }
+        let bound = NIOLoopBound((context, event), eventLoop: context.eventLoop)
+        lastWrite.whenComplete { _ in
+            let (context, event) = bound.value
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    /// Closes gently once shutting down (RFC 9112, 9.6): the answers go out, the output side
+    /// closes, and what the client still sends is read and dropped for a moment before the
+    /// connection closes whole; a close with unread input would make the kernel reset the
+    /// connection and drop the answers it has not yet sent.
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        guard mode == .all, quiesced, !draining else { return context.close(mode: mode, promise: promise) }
+        draining = true
+        dropping = true
+        context.close(mode: .output, promise: nil)
+        if readHeld {
+            readHeld = false
+            context.read()
+        }
+        let bound = NIOLoopBound((context, promise), eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .seconds(1)) {
+            let (context, promise) = bound.value
+            context.close(mode: .all, promise: promise)
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
