@@ -147,15 +147,8 @@ public final class ServiceClient: Sendable {
     }
 
     private static func loop(endpoint: String, curve: CurveRole?, commands: Mailbox<Command>, stopping: StopFlag) {
-        // Keyed by the tag's value: hashing an integer, not a Data, per request.
-        var pending: [UInt64: Pending] = [:]
+        var pending: [Data: Pending] = [:]
         var unsent: [Data] = []
-        func key(_ tag: Data) -> UInt64? {
-            guard tag.count == 8 else { return nil }
-            var value: UInt64 = 0
-            _ = withUnsafeMutableBytes(of: &value) { tag.copyBytes(to: $0) }
-            return value
-        }
         func failAll(_ reason: ClientError.Reason) {
             for (_, request) in pending { request.completion(.failure(ClientError(reason: reason, endpoint: endpoint))) }
             pending.removeAll()
@@ -175,40 +168,34 @@ public final class ServiceClient: Sendable {
         var poller = Poller()
         let socketItem = poller.add(socket)
         let mailboxItem = poller.add(fileDescriptor: commands.fileDescriptor)
-        // The earliest deadline of a pending request: the requests are looked over only
-        // when it has passed, not on every wake-up (each look copies every pending request).
-        var deadlines = DeadlineWatch()
         while !stopping.isRaised {
             let now = ContinuousClock.now
             // Expire requests past their deadline.
-            if deadlines.isDue(at: now) {
-                for (id, request) in pending {
-                    if request.deadline <= now {
-                        pending[id] = nil
-                        let reason: ClientError.Reason = request.sent ? .timeout : .unavailable
-                        request.completion(.failure(ClientError(reason: reason, endpoint: endpoint)))
-                    } else {
-                        deadlines.note(request.deadline)
-                    }
+            var nextDeadline = now + .milliseconds(250)
+            for (id, request) in pending {
+                if request.deadline <= now {
+                    pending[id] = nil
+                    let reason: ClientError.Reason = request.sent ? .timeout : .unavailable
+                    request.completion(.failure(ClientError(reason: reason, endpoint: endpoint)))
+                } else if request.deadline < nextDeadline {
+                    nextDeadline = request.deadline
                 }
             }
             // Send what could not be sent while no connection was up.
             unsent.removeAll { tag in
-                guard let id = key(tag), var request = pending[id] else { return true }
+                guard var request = pending[tag] else { return true }
                 guard (try? socket.send(multipart: [PackedFrames.pack([tag, Data(), request.body])], dontWait: true)) == true else { return false }
                 request.sent = true
-                pending[id] = request
+                pending[tag] = request
                 return true
             }
-            var timeout = deadlines.pollTimeout(at: now, atMost: 250)
+            var timeout = (nextDeadline - now).wholeMilliseconds + 1
             if !unsent.isEmpty { timeout = min(timeout, 5) }
             guard (try? poller.poll(timeoutMs: timeout)) != nil else { break }
             if poller.isReadable(mailboxItem) {
                 for case .send(let tag, let body, let deadline, let completion) in commands.drain() {
-                    guard let id = key(tag) else { continue }
                     let sent = (try? socket.send(multipart: [PackedFrames.pack([tag, Data(), body])], dontWait: true)) == true
-                    pending[id] = Pending(body: sent ? Data() : body, deadline: deadline, completion: completion, sent: sent)
-                    deadlines.note(deadline)
+                    pending[tag] = Pending(body: body, deadline: deadline, completion: completion, sent: sent)
                     if !sent { unsent.append(tag) }
                 }
             }
@@ -217,7 +204,7 @@ public final class ServiceClient: Sendable {
                     // A reply is [tag, "", body], packed as the request was; anything else
                     // is not ours to match.
                     let frames = PackedFrames.openReply(received)
-                    guard frames.count == 3, frames[1].isEmpty, let id = key(frames[0]), let request = pending.removeValue(forKey: id) else {
+                    guard frames.count == 3, frames[1].isEmpty, let request = pending.removeValue(forKey: frames[0]) else {
                         continue
                     }
                     let body = frames[2]
