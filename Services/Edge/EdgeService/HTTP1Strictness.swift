@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Platform
+import Synchronization
 
 /// What HTTP/1.x asks of a server that the parser and Hummingbird leave to it (README,
 /// "HTTP edge"), read where the request's version is still known (before the conversion
@@ -107,8 +108,6 @@ struct RefusedRequest: Error {
 
 /// The `Date` header's form (RFC 9110, 5.6.7: IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`).
 enum HTTPDate {
-    static var now: String { format(Date()) }
-
     static func format(_ date: Date) -> String {
         let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
@@ -119,5 +118,23 @@ enum HTTPDate {
         let monthName = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][Int(month) - 1]
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return "\(weekday), \(two(day)) \(monthName) \(year) \(two(second / 3_600)):\(two(second / 60 % 60)):\(two(second % 60)) GMT"
+    }
+
+    /// Now, formatted once a second (answers are many; seconds are few).
+    static var current: String { cache.current }
+
+    private static let cache = Cache()
+
+    private final class Cache: Sendable {
+        private let value = Mutex<(second: Int64, text: String)>((-1, ""))
+
+        var current: String {
+            let now = Date()
+            let second = Int64(now.timeIntervalSince1970.rounded(.down))
+            return value.withLock { value in
+                if value.second != second { value = (second, HTTPDate.format(now)) }
+                return value.text
+            }
+        }
     }
 }

@@ -86,7 +86,7 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
         answered = true
         let answer = EdgeAnswer.error(ServiceError.badRequest(reason))
         var headers = answer.headers
-        headers[.date] = HTTPDate.now
+        headers[.date] = HTTPDate.current
         headers[.contentType] = answer.contentType
         headers[.contentLength] = String(answer.body.count)
         headers[.connection] = "close"

@@ -3,7 +3,6 @@ import HTTPTypes
 import NIOCore
 import NIOHTTPTypes
 import Platform
-import Synchronization
 
 /// Serves `POST /v1/{op}`, the apps' calls, on the connection's event loop (README, "HTTP
 /// edge"); every other request goes on to Hummingbird's router.
@@ -32,6 +31,11 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Requests of one connection that may wait for their answers at once.
     static let maxWaiting = 16
+
+    /// Requests one connection may have waiting at all: a read may bring many pipelined
+    /// requests at once (64 KiB of them), read before ``maxWaiting`` stops the next read.
+    /// Calls beyond this are answered `rate_limited` at once, in their turn.
+    static let maxPipelined = 64
 
     /// One request of the connection, in arrival order.
     private final class Exchange {
@@ -90,11 +94,6 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     init(edge: EdgeServer) {
         self.edge = edge
     }
-
-    /// Requests one connection may have waiting at all: a read may bring many pipelined
-    /// requests at once (64 KiB of them), read before ``maxWaiting`` stops the next read.
-    /// Calls beyond this are answered `rate_limited` at once, in their turn.
-    static let maxPipelined = 64
 
     /// The op of a call, `POST /v1/{op}` (the path's segments as the router reads them:
     /// empty ones skipped, the query left out); `nil` for any other request.
@@ -385,39 +384,21 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        close()
+        forget()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        close()
+        forget()
     }
 
-    private func close() {
+    /// The connection is gone: the body's bytes go back to the budget, answers still to
+    /// come are dropped.
+    private func forget() {
         guard !closed else { return }
         closed = true
         if let call = reading { edge.bodies.give(call.held) }
         reading = nil
         waiting.removeAll()
-    }
-}
-
-extension HTTPDate {
-    /// Now, formatted once a second.
-    static var current: String { cache.current }
-
-    private static let cache = Cache()
-
-    private final class Cache: Sendable {
-        private let value = Mutex<(second: Int64, text: String)>((-1, ""))
-
-        var current: String {
-            let now = Date()
-            let second = Int64(now.timeIntervalSince1970.rounded(.down))
-            return value.withLock { value in
-                if value.second != second { value = (second, HTTPDate.format(now)) }
-                return value.text
-            }
-        }
     }
 }
