@@ -168,6 +168,25 @@ struct AdminRulesTests {
         }
     }
 
+    @Test("amounts are typed, shown back and listed in the park's currency's decimals: none for JPY, three for KWD")
+    func moneyInItsCurrency() throws {
+        let credit = try Self.form("rider-credit")
+        #expect(credit.data(from: ["user": "u", "amount": "3000", "reason": "cash"], currency: "JPY").data["amount"] == 3000)
+        #expect(credit.data(from: ["user": "u", "amount": "30.00", "reason": "cash"], currency: "JPY").errors["amount"] != nil)
+        #expect(credit.data(from: ["user": "u", "amount": "1.5", "reason": "cash"], currency: "KWD").data["amount"] == 1500)
+        #expect(credit.data(from: ["user": "u", "amount": "12.50", "reason": "cash"], currency: "BYN").data["amount"] == 1250)
+        // The settings form reads its price in the currency it sets.
+        let settings = try Self.form("park-settings")
+        #expect(settings.values(from: ["price": ["minor": 3000, "currency": "JPY"]], currency: "JPY")["price.minor"] == "3000")
+        #expect(settings.values(from: ["price": ["minor": 21000, "currency": "BYN"]], currency: "BYN")["price.minor"] == "210.00")
+        let format = Formatting(locale: "en_US")
+        #expect(format.money(["minor": 300_000, "currency": "JPY"]) == "300,000 JPY")
+        #expect(format.money(["minor": 1_500, "currency": "KWD"]) == "1.500 KWD")
+        #expect(format.money(["minor": -5, "currency": "BYN"]) == "-0.05 BYN")
+        // Integers throughout: no rounding through a Double for large amounts.
+        #expect(format.money(["minor": 9_007_199_254_740_993, "currency": "USD"]) == "90,071,992,547,409.93 USD")
+    }
+
     @Test("forms come back only to a path on this panel")
     func localPaths() {
         #expect(AdminPanel.localPath("/desk?date=2026-11-23") == "/desk?date=2026-11-23")

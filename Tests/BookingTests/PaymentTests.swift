@@ -18,15 +18,12 @@ struct PaymentTests {
 
         var callbackURL: String { "http://127.0.0.1:\(callbackPort)/payments/callback" }
 
-        /// Starts it; `silent` never calls back. Extra settings override the defaults.
-        static func start(silent: Bool = false, settings: [String: String] = [:]) async throws -> Provider {
+        /// Starts it; `silent` never calls back, `slow` answers a charge after a second.
+        /// Extra settings override the defaults.
+        static func start(silent: Bool = false, slow: Bool = false, settings: [String: String] = [:]) async throws -> Provider {
             let folder = try TemporaryDirectory(prefix: "payments")
             let providerPort = TestEnvironment.freePort(), callbackPort = TestEnvironment.freePort()
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/fake_payments.py")
-            let process = try ChildProcess(
-                executable: URL(fileURLWithPath: "/usr/bin/env"),
-                arguments: ["python3", script.path, String(providerPort), "s3cret", folder.path] + (silent ? ["silent"] : []),
-                environment: [:], logFile: folder.url.appendingPathComponent("provider.log"))
+            let process = try launch(port: providerPort, folder: folder, silent: silent, slow: slow)
             while !process.output.contains("ready") { try await Task.sleep(for: .milliseconds(20)) }
             let environment = BookingFlowTests.environment.merging([
                 "BACKEND_BOOKING_PAYMENT_PROVIDER": "http", "BACKEND_BOOKING_PAYMENT_URL": "http://127.0.0.1:\(providerPort)", "BACKEND_BOOKING_PAYMENT_TOKEN": "provider-token",
@@ -39,9 +36,82 @@ struct PaymentTests {
                 folder: folder, process: process, providerPort: providerPort, callbackPort: callbackPort, environment: environment)
         }
 
+        static func launch(port: Int, folder: TemporaryDirectory, silent: Bool = false, slow: Bool = false) throws -> ChildProcess {
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/fake_payments.py")
+            return try ChildProcess(
+                executable: URL(fileURLWithPath: "/usr/bin/env"),
+                arguments: ["python3", script.path, String(port), "s3cret", folder.path] + (silent ? ["silent"] : []) + (slow ? ["slow"] : []),
+                environment: [:], logFile: folder.url.appendingPathComponent("provider.log"))
+        }
+
+        /// The charges the provider was asked for, in order.
+        var charges: [JSONValue] {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [])
+                .filter { $0.hasPrefix("payment-") && $0.hasSuffix(".json") }
+                .sorted { Int($0.dropFirst(8).dropLast(5)) ?? 0 < Int($1.dropFirst(8).dropLast(5)) ?? 0 }
+            return names.compactMap { try? JSONParser.parse(Data(contentsOf: folder.url.appendingPathComponent($0))) }
+        }
+
         func stop() {
             process.kill(signal: SIGKILL)
             folder.remove()
+        }
+    }
+
+    @Test("a top-up retried after the provider was down is charged at the price it was recorded at, even if the package's price changed meanwhile")
+    func retryKeepsRecordedPrice() async throws {
+        let provider = try await Provider.start()
+        var restarted: ChildProcess?
+        defer {
+            restarted?.kill(signal: SIGKILL)
+            provider.stop()
+        }
+        try await TestStack.with(services: ["auth", "booking"], extraEnvironment: provider.environment) { stack in
+            let admin = try await AuthFixtures.signUpAdmin(stack.client, direct: try stack.directClient("auth"), email: "price-admin@example.com")
+            let rider = try await BookingFlowTests.signUp(stack, "price-rider@example.com")
+            // The provider is down: nothing is charged, the payment stays on record, pending.
+            provider.process.kill(signal: SIGKILL)
+            _ = await provider.process.waitForExit(timeout: .seconds(5))
+            let first = try await stack.client.call("booking.pass.topup", data: ["package": "five"], token: rider, idem: "down-1", timeout: .seconds(12), attempts: 1)
+            #expect(first.error?.code == .unavailable, "\(String(describing: first.data))")
+            // The park raises the price of the package before the rider tries again.
+            #expect(try await stack.client.call(
+                "booking.admin.packages.set", data: ["id": "five", "name": "5 sessions", "sessions": 5, "credit": 0, "price": 99900],
+                token: admin, idem: "raise").ok)
+            restarted = try Provider.launch(port: provider.providerPort, folder: provider.folder)
+            while restarted?.output.contains("ready") != true { try await Task.sleep(for: .milliseconds(20)) }
+            let retry = try await stack.client.call("booking.pass.topup", data: ["package": "five"], token: rider, idem: "down-1", timeout: .seconds(12), attempts: 1)
+            #expect(retry.ok, "\(retry.error?.message ?? "")")
+            // Asked for what was recorded (115.00), and recorded and credited as that.
+            let charges = provider.charges
+            #expect(charges.last?["body"]?["amount"] == ["minor": 11500, "currency": "BYN"])
+            #expect(charges.last?["body"]?["id"] == retry.data?["payment"])
+            let listed = try await stack.client.call("booking.admin.payments.list", data: [:], token: admin, idempotent: true)
+            let payment = listed.data?["items"]?.arrayValue?.first { $0["id"] == retry.data?["payment"] }
+            #expect(payment?["amount"]?["minor"] == 11500, "\(String(describing: listed.data))")
+            // A new top-up is charged at the new price.
+            #expect(try await stack.client.call("booking.pass.topup", data: ["package": "five"], token: rider, idem: "after-raise", timeout: .seconds(12), attempts: 1).ok)
+            #expect(provider.charges.last?["body"]?["amount"] == ["minor": 99900, "currency": "BYN"])
+        }
+    }
+
+    @Test("retries of a top-up that arrive while the first is still with the provider wait for it: the provider is asked once")
+    func concurrentRetriesChargeOnce() async throws {
+        let provider = try await Provider.start(slow: true)
+        defer { provider.stop() }
+        try await TestStack.with(services: ["auth", "booking"], extraEnvironment: provider.environment) { stack in
+            let rider = try await BookingFlowTests.signUp(stack, "eager-rider@example.com")
+            let replies = try await withThrowingTaskGroup(of: Reply.Parsed.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        try await stack.client.call("booking.pass.topup", data: ["package": "one"], token: rider, idem: "eager", timeout: .seconds(12), attempts: 1)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(replies.filter { !$0.ok }.isEmpty, "\(replies.compactMap { $0.error?.message })")
+            #expect(Set(replies.compactMap { $0.data?["payment"]?.stringValue }).count == 1)
+            #expect(provider.charges.count == 1)
         }
     }
 

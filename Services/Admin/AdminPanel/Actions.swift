@@ -61,7 +61,7 @@ extension AdminPanel {
                     ? "the image is over 512 KiB" : (error.fields["content"] ?? Self.explain(error))
             }
         }
-        let (data, errors) = form.data(from: values, zone: zone)
+        let (data, errors) = form.data(from: values, zone: zone, currency: await currency(of: form, values: values, session: session, context: context))
         // What the upload said beats "required" (the file was there, but refused).
         let problems = errors.merging(uploadErrors) { _, upload in upload }
         guard problems.isEmpty else {
@@ -111,6 +111,20 @@ extension AdminPanel {
     }
 
     /// The form on a page of its own, as posted, with its problems (or a preview).
+    /// The currency a form's amounts are typed in: the one the park's settings form sets,
+    /// else the park's (asked of booking when the form has an amount; two decimals when
+    /// booking cannot say, and the service then checks the amount as always).
+    func currency(of form: AdminForm, values: [String: String], session: AdminSession, context: AdminRequestContext) async -> Currency? {
+        guard form.hasMoney else { return nil }
+        if let code = values["price.currency"]?.trimmingCharacters(in: .whitespaces).uppercased(), let currency = Currency(code: code) {
+            return currency
+        }
+        guard case .success(let park) = await gateway.call("booking.park.get", [:], token: session.accessToken, idem: nil, client: context.peer) else {
+            return nil
+        }
+        return park["price"]?["currency"]?.stringValue.flatMap { Currency(code: $0) }
+    }
+
     func formPage(
         _ form: AdminForm, session: AdminSession, values: [String: String], errors: [String: String] = [:], general: [String] = [],
         returnTo: String, zone: TimeZone?, idem: String, preview: Bool = false, status: HTTPResponse.Status = .unprocessableContent

@@ -200,7 +200,7 @@ enum FormCatalog {
                 FormField("maxBookingsPerDay", "Bookings per rider per day", .integer),
                 FormField("freeCancellationSeconds", "Free cancellation until (seconds before)", .integer, help: "7200 = 2 hours"),
                 FormField("lateSanction", "Late cancellation", .choice([Choice("forfeit", "forfeit the session"), Choice("none", "no sanction")])),
-                FormField("price.minor", "Price of a slot", .money(exponent: 2), required: true),
+                FormField("price.minor", "Price of a slot", .money, required: true),
                 FormField("price.currency", "Currency", required: true, help: "ISO 4217, e.g. BYN"),
             ], success: "Settings saved."),
         AdminForm(
@@ -219,8 +219,8 @@ enum FormCatalog {
             id: "park-package", op: "booking.admin.packages.set", title: "Pass package",
             fields: [
                 FormField("id", "Id", required: true, help: "e.g. five; an existing id changes that package"), FormField("name", "Name", required: true),
-                FormField("sessions", "Sessions", .integer, required: true), FormField("credit", "Balance credit", .money(exponent: 2), required: true),
-                FormField("price", "Price", .money(exponent: 2), required: true), FormField("active", "On sale", .boolean),
+                FormField("sessions", "Sessions", .integer, required: true), FormField("credit", "Balance credit", .money, required: true),
+                FormField("price", "Price", .money, required: true), FormField("active", "On sale", .boolean),
                 FormField("image", "Picture", .image(service: "booking")),
             ], success: "Package saved."),
     ]
@@ -314,7 +314,7 @@ enum FormCatalog {
             fields: [
                 FormField("user", "Rider", .hidden, required: true),
                 FormField("sessions", "Sessions", .integer, help: "positive credits, negative debits"),
-                FormField("amount", "Money", .money(exponent: 2), help: "e.g. 20.00 or -5.00"),
+                FormField("amount", "Money", .money, help: "e.g. 20.00 or -5.00"),
                 FormField("reason", "Reason", required: true, help: "a cash sale, goodwill …"),
             ], success: "Pass updated."),
     ]

@@ -17,8 +17,9 @@ public struct FormField: Sendable {
         case multiline
         case password
         case integer
-        /// An amount typed in major units ("12.50"), sent in minor units (1250).
-        case money(exponent: Int)
+        /// An amount in the park's currency, typed in major units ("12.50" BYN, "3000" JPY)
+        /// and sent in minor units (1250, 3000): the form is given the currency.
+        case money
         /// A checkbox: always sent, `true` or `false`.
         case boolean
         case choice([Choice])
@@ -116,9 +117,13 @@ public struct AdminForm: Sendable {
         }
     }
 
+    /// Whether an amount is typed in one of the fields (its currency is needed to read it).
+    public var hasMoney: Bool { fields.contains { $0.kind == .money } }
+
     /// The operation's `data` from posted text, or the problems per field. Image fields
-    /// hold an id by now (or nothing, or `<name>__clear`).
-    public func data(from values: [String: String], zone: TimeZone? = nil) -> (data: JSONValue, errors: [String: String]) {
+    /// hold an id by now (or nothing, or `<name>__clear`). Amounts are read in `currency`'s
+    /// decimals (two when it is not known).
+    public func data(from values: [String: String], zone: TimeZone? = nil, currency: Currency? = nil) -> (data: JSONValue, errors: [String: String]) {
         var data = JSONValue.object(fixed)
         var errors: [String: String] = [:]
         for field in fields {
@@ -143,7 +148,7 @@ public struct AdminForm: Sendable {
                         value = .null
                     }
                 } else {
-                    switch Self.convert(raw, kind: field.kind, zone: zone) {
+                    switch Self.convert(raw, kind: field.kind, zone: zone, exponent: currency?.exponent ?? 2) {
                     case .success(let converted): value = converted
                     case .failure(let problem): errors[field.name] = problem.message
                     }
@@ -167,12 +172,12 @@ public struct AdminForm: Sendable {
         var message: String
     }
 
-    static func convert(_ raw: String, kind: FormField.Kind, zone: TimeZone?) -> Result<JSONValue, Problem> {
+    static func convert(_ raw: String, kind: FormField.Kind, zone: TimeZone?, exponent: Int = 2) -> Result<JSONValue, Problem> {
         switch kind {
         case .integer, .hiddenInteger:
             guard let number = Int64(raw) else { return .failure(Problem(message: "a whole number, e.g. 12")) }
             return .success(.integer(number))
-        case .money(let exponent):
+        case .money:
             guard let minor = MoneyText.minorUnits(raw, exponent: exponent) else {
                 return .failure(Problem(message: exponent > 0 ? "an amount such as 12.50" : "a whole amount"))
             }
@@ -211,22 +216,23 @@ public struct AdminForm: Sendable {
         return .object(members)
     }
 
-    /// The text each field shows for `current` (an object as the services answer it).
-    public func values(from current: JSONValue, zone: TimeZone? = nil) -> [String: String] {
+    /// The text each field shows for `current` (an object as the services answer it),
+    /// amounts in `currency`'s decimals.
+    public func values(from current: JSONValue, zone: TimeZone? = nil, currency: Currency? = nil) -> [String: String] {
         var values: [String: String] = [:]
         for field in fields {
             var value: JSONValue? = current
             for part in field.name.split(separator: ".") { value = value?[String(part)] }
             guard let value, value != .null else { continue }
-            values[field.name] = Self.text(of: value, kind: field.kind, zone: zone)
+            values[field.name] = Self.text(of: value, kind: field.kind, zone: zone, exponent: currency?.exponent ?? 2)
         }
         return values
     }
 
-    static func text(of value: JSONValue, kind: FormField.Kind, zone: TimeZone?) -> String {
+    static func text(of value: JSONValue, kind: FormField.Kind, zone: TimeZone?, exponent: Int = 2) -> String {
         switch (kind, value) {
         case (.boolean, .bool(let flag)): return flag ? "on" : ""
-        case (.money(let exponent), .integer(let minor)): return MoneyText.majorUnits(minor, exponent: exponent)
+        case (.money, .integer(let minor)): return MoneyText.majorUnits(minor, exponent: exponent)
         case (.json, _): return value.prettyPrinted
         case (.localDateTime, .string(let text)):
             guard let zone, let date = Instant.parse(text) else { return text }

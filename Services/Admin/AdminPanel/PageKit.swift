@@ -36,8 +36,8 @@ struct PageKit: Sendable {
     }
 
     /// Current values for a form from an answer of the services.
-    func values(_ id: String, from current: JSONValue, zone: TimeZone? = nil) -> [String: String] {
-        panel.forms[id]?.values(from: current, zone: zone) ?? [:]
+    func values(_ id: String, from current: JSONValue, zone: TimeZone? = nil, currency: Currency? = nil) -> [String: String] {
+        panel.forms[id]?.values(from: current, zone: zone, currency: currency) ?? [:]
     }
 
     func action(_ formID: String, _ label: String, _ hidden: [String: String], danger: Bool = false, returnTo: String? = nil) -> ActionButton {

@@ -112,9 +112,9 @@ struct Renderer: Sendable {
                     item["currentSrc"] = "/media/\(service)/\(current)"
                 }
             case .integer: (item["isInput"], item["inputType"], item["step"]) = (true, "number", "1")
-            case .money(let exponent):
+            case .money:
                 (item["isInput"], item["inputType"]) = (true, "text")
-                item["help"] = field.help ?? (exponent > 0 ? "e.g. 12.50" : nil)
+                item["help"] = field.help ?? "in the park's currency, e.g. 12.50"
             case .date: (item["isInput"], item["inputType"]) = (true, "date")
             case .time: (item["isInput"], item["inputType"]) = (true, "time")
             case .localDateTime: (item["isInput"], item["inputType"]) = (true, "datetime-local")
@@ -207,15 +207,22 @@ struct Formatting: Sendable {
         return formatter.string(from: NSNumber(value: value)) ?? String(value)
     }
 
+    /// An amount in its currency's decimals (none for JPY, three for KWD), grouped as the
+    /// locale writes numbers; integer arithmetic throughout.
     func money(_ value: JSONValue?) -> String {
         guard let minor = value?["minor"]?.integerValue else { return "—" }
-        let currency = value?["currency"]?.stringValue ?? ""
+        let code = value?["currency"]?.stringValue ?? ""
+        let currency = Currency(stored: code), exponent = currency.exponent, scale = currency.minorPerMajor
         let formatter = NumberFormatter()
         formatter.locale = locale
         formatter.numberStyle = .decimal
-        formatter.minimumFractionDigits = 2
-        formatter.maximumFractionDigits = 2
-        return (formatter.string(from: NSNumber(value: Double(minor) / 100)) ?? MoneyText.majorUnits(minor, exponent: 2)) + " " + currency
+        let major = formatter.string(from: NSNumber(value: minor.magnitude / UInt64(scale))) ?? String(minor.magnitude / UInt64(scale))
+        var text = (minor < 0 ? "-" : "") + major
+        if exponent > 0 {
+            let fraction = String(minor.magnitude % UInt64(scale))
+            text += (formatter.decimalSeparator ?? ".") + String(repeating: "0", count: exponent - fraction.count) + fraction
+        }
+        return text + " " + code
     }
 
     /// "23 Nov 2026, 18:30" for an instant (the zone's wall clock).

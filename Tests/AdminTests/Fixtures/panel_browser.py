@@ -220,6 +220,13 @@ try:
     finder.find_element(By.NAME, "phone").send_keys(args.walk_in_phone)
     click(finder.find_element(By.CSS_SELECTOR, "button[type=submit]"))
     check("/riders/" in driver.current_url and "Ledger" in text(), f"staff find the walk-in by phone ({driver.current_url})")
+    # Money at the counter is typed in the park's currency (BYN: two decimals).
+    credit = form("rider-credit")
+    credit.find_element(By.NAME, "amount").send_keys("20.50")
+    credit.find_element(By.NAME, "reason").send_keys("goodwill")
+    click(credit.find_element(By.CSS_SELECTOR, "button[type=submit]"))
+    check(flash() == "Pass updated.", f"staff credit the pass ({flash() or text()[:200]})")
+    check("20.50 BYN" in text(), "the credit shows in the park's currency, as typed")
     open_page("/desk")
 
     # The booked rider did not come: once the training has started, mark a no-show.

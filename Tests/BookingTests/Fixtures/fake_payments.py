@@ -7,8 +7,9 @@ callbackUrl with {"id", "paymentId", "status": "succeeded"} signed in X-Signatur
 (hex HMAC-SHA256 of the body with the shared secret), as a real provider would.
 Every create call is written to <folder>/payment-<n>.json.
 
-Usage: fake_payments.py <port> <secret> <folder> [silent]. With `silent` it never calls
-back (a payment the rider never confirms). Stops on SIGTERM or when its parent exits.
+Usage: fake_payments.py <port> <secret> <folder> [silent] [slow]. With `silent` it never
+calls back (a payment the rider never confirms); with `slow` it answers a create after a
+second (retries arriving meanwhile). Stops on SIGTERM or when its parent exits.
 """
 import hashlib
 import hmac
@@ -21,7 +22,8 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORT, SECRET, FOLDER = int(sys.argv[1]), sys.argv[2].encode(), sys.argv[3]
-SILENT = len(sys.argv) > 4 and sys.argv[4] == "silent"
+SILENT = "silent" in sys.argv[4:]
+SLOW = "slow" in sys.argv[4:]
 lock = threading.Lock()
 count = [0]
 
@@ -55,6 +57,8 @@ class Handler(BaseHTTPRequestHandler):
         with open(path + ".tmp", "w") as out:
             json.dump(record, out)
         os.rename(path + ".tmp", path)
+        if SLOW:
+            time.sleep(1)
         reference = f"prov-{number}"
         answer = json.dumps({"id": reference, "status": "pending",
                              "confirmationUrl": f"http://127.0.0.1:{PORT}/confirm/{reference}"}).encode()

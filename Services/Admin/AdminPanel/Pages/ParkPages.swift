@@ -48,18 +48,20 @@ enum ParkPages {
         if let id = kit.visit.query("cable"), let cable = cables.first(where: { $0["id"]?.stringValue == id }) {
             cableValues = kit.values("park-cable", from: cable)
         }
+        // Amounts are typed in the park's currency's decimals.
+        let currency = park["price"]?["currency"]?.stringValue.flatMap { Currency(code: $0) }
         var packageValues = ["active": "on"]
         if let id = kit.visit.query("package"), let package = packages.first(where: { $0["id"]?.stringValue == id }) {
             var current = package.objectValue ?? [:]
             current["credit"] = package["credit"]?["minor"]
             current["price"] = package["price"]?["minor"]
             current["active"] = true
-            packageValues = kit.values("park-package", from: .object(current))
+            packageValues = kit.values("park-package", from: .object(current), currency: currency)
         }
         return PageKit.page(
             "The park",
             [
-                Block(heading: "Settings", html: kit.form("park-settings", values: kit.values("park-settings", from: park), title: "Settings")),
+                Block(heading: "Settings", html: kit.form("park-settings", values: kit.values("park-settings", from: park, currency: currency), title: "Settings")),
                 Block(
                     heading: "Opening hours", text: "Per weekday, or for one date (a holiday). Times in the park's zone (\(park["timeZone"]?.stringValue ?? "")).",
                     html: kit.table(["Day", "Hours"], hoursRows(park, kit: kit), empty: "The park is closed every day: set some hours.")

@@ -512,12 +512,14 @@ struct RiderOperations: Sendable {
             // is a conflict whenever it comes. Concurrent retries meet on the unique index.
             let idemKey = context.idempotencyKey.map { Digest.sha256Hex(Array($0.utf8)) }
             let expiry = paymentExpirySeconds
-            let recorded = try await context.write { db -> (id: String, status: String) in
+            let recorded = try await context.write { db -> (id: String, status: String, amount: Money) in
                 if let idemKey, let row = try Row.fetchOne(
-                    db, sql: "SELECT id, package_id, status FROM payment WHERE user_id = ? AND idem_key = ?", arguments: [rider, idemKey])
+                    db, sql: "SELECT id, package_id, status, amount_minor, currency FROM payment WHERE user_id = ? AND idem_key = ?",
+                    arguments: [rider, idemKey])
                 {
                     guard row["package_id"] as String == package.id else { throw ServiceError.idempotencyConflict }
-                    return (row["id"], row["status"])
+                    // A retry asks for what the payment was recorded at, whatever the package costs now.
+                    return (row["id"], row["status"], Money(minor: row["amount_minor"], currency: Currency(stored: row["currency"])))
                 }
                 // The payment is on record before the provider is asked, so a callback that
                 // comes back at once finds it, and a crash leaves a pending payment, not a lost one.
@@ -532,7 +534,7 @@ struct RiderOperations: Sendable {
                         id, rider, package.id, package.price.minor, currency.code, Instant.format(now), package.sessions, package.credit.minor, idemKey,
                     ])
                 try PaymentExpiry.schedule(db, payment: id, createdAt: now, after: expiry)
-                return (id, "pending")
+                return (id, "pending", Money(minor: package.price.minor, currency: currency))
             }
             let paymentID = recorded.id
             guard recorded.status == "pending" else {
@@ -541,8 +543,10 @@ struct RiderOperations: Sendable {
                     TopupResult(payment: paymentID, status: recorded.status, confirmationUrl: nil, pass: try Self.passView(db, user: rider, currency: currency))
                 }
             }
-            let outcome = try await payments.charge(
-                PaymentRequest(id: paymentID, user: rider, amount: package.price, description: package.name))
+            // Retries arriving while the first attempt is still with the provider wait for
+            // its answer instead of asking again.
+            let outcome = try await PaymentCharges.shared.charge(
+                PaymentRequest(id: paymentID, user: rider, amount: recorded.amount, description: package.name), with: payments)
             let state = self.state
             // The provider has charged: this is recorded even if the account went meanwhile
             // (its deletion made the payment anonymous, so it settles `unclaimed`).

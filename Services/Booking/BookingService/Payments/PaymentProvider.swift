@@ -1,5 +1,6 @@
 import Foundation
 import Platform
+import Synchronization
 
 /// A charge for a pass top-up.
 public struct PaymentRequest: Sendable {
@@ -75,5 +76,27 @@ public struct HTTPPaymentProvider: PaymentProvider {
         return PaymentOutcome(
             settled: reply["status"] == "succeeded", providerReference: reply["id"]?.stringValue,
             confirmationURL: reply["confirmationUrl"]?.stringValue)
+    }
+}
+
+/// The provider calls in flight in this process, by payment id: a retry of a top-up that
+/// arrives while the first attempt is still with the provider (its reply not yet stored
+/// for `idem`) waits for that attempt's answer instead of asking the provider again.
+/// (Retries after it ended ask again under the same payment id and `Idempotency-Key`,
+/// which the provider answers once.)
+final class PaymentCharges: Sendable {
+    static let shared = PaymentCharges()
+
+    private let inFlight = Mutex<[String: Task<PaymentOutcome, any Error>]>([:])
+
+    func charge(_ request: PaymentRequest, with provider: any PaymentProvider) async throws -> PaymentOutcome {
+        let task = inFlight.withLock { calls in
+            if let running = calls[request.id] { return running }
+            let started = Task { try await provider.charge(request) }
+            calls[request.id] = started
+            return started
+        }
+        defer { inFlight.withLock { calls in if calls[request.id] == task { calls[request.id] = nil } } }
+        return try await task.value
     }
 }
