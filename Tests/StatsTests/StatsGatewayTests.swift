@@ -112,6 +112,28 @@ struct StatsGatewayTests {
             try await Task.sleep(for: .seconds(1))
             #expect(try await stack.client.ok("stats.overview", token: vera)["savings"] == expected)
 
+            // A second plan completed by one deposit, then deleted with its deposits: what it
+            // added leaves the figures again.
+            let small = try await stack.client.ok(
+                "savings.plans.start",
+                [
+                    "name": "Book", "method": "equal", "target": ["minor": 1_000, "currency": "RUB"], "startDate": .string(today.description),
+                    "deadline": .string(today.adding(days: 14).description), "interval": "week", "timeZone": "UTC",
+                ], token: vera, idem: "start-2")
+            try await stack.client.ok(
+                "savings.deposits.record",
+                ["planId": try #require(small["id"]), "amount": ["minor": 1_000, "currency": "RUB"], "date": .string(today.description)],
+                token: vera, idem: "deposit-2")
+            func figures() async throws -> JSONValue? { try await stack.client.ok("stats.overview", token: vera)["savings"]?[0]?["figures"] }
+            #expect(try await Poll.until {
+                let now = try await figures()
+                return now?["saved:RUB"] == 3_500 && now?["plans_completed"] == 1
+            })
+            try await stack.client.ok("savings.plans.delete", ["planId": try #require(small["id"])], token: vera, idem: "delete-2")
+            #expect(try await Poll.until { try await figures()?["saved:RUB"] == 2_500 })
+            let after = try await figures()
+            #expect(after?["plans_completed"] == nil || after?["plans_completed"] == 0, "\(String(describing: after))")
+
             let monitoring = try await stack.client.ok("stats.admin.overview", ["from": .string(today.description), "to": .string(today.description)], token: admin)
             let day = try #require(monitoring["days"]?.arrayValue?.first)
             #expect((day["registered"]?.integerValue ?? 0) >= 2 && (day["activeUsers"]?.integerValue ?? 0) >= 2)

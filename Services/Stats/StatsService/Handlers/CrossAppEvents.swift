@@ -35,20 +35,44 @@ enum CrossAppEvents {
 
     static func month(_ event: Event) -> String { String(event.at.prefix(7)) }
 
-    static let savingsTypes: Set<String> = ["savings.deposit.recorded", "savings.deposit.undone", "savings.plan.completed", "savings.plan.reopened"]
+    static let savingsTypes: Set<String> = [
+        "savings.deposit.recorded", "savings.deposit.undone", "savings.plan.completed", "savings.plan.reopened", "savings.plan.deleted",
+    ]
 
     static var savings: EventSubscription {
         EventSubscription(source: "savings", types: savingsTypes) { db, event in
             guard let user = event.data["userId"]?.stringValue else { return }
             try seen(db, event, user: user)
+            let plan = event.data["planId"]?.stringValue
             switch event.type {
             case "savings.deposit.recorded", "savings.deposit.undone":
                 guard let minor = event.data["amount"]?["minor"]?.integerValue, let currency = event.data["amount"]?["currency"]?.stringValue else { return }
-                try add(db, user: user, app: "savings", metric: "saved:\(currency)", month: month(event), event.type == "savings.deposit.recorded" ? minor : -minor)
-            case "savings.plan.completed": try add(db, user: user, app: "savings", metric: "plans_completed", month: month(event), 1)
-            default: try add(db, user: user, app: "savings", metric: "plans_completed", month: month(event), -1)
+                try addForPlan(db, plan, user: user, metric: "saved:\(currency)", month: month(event), event.type == "savings.deposit.recorded" ? minor : -minor)
+            case "savings.plan.completed": try addForPlan(db, plan, user: user, metric: "plans_completed", month: month(event), 1)
+            case "savings.plan.reopened": try addForPlan(db, plan, user: user, metric: "plans_completed", month: month(event), -1)
+            default:
+                // Deleted, with its deposits, from the user's history: what it added goes.
+                guard let plan else { return }
+                let added = try Row.fetchAll(
+                    db.cachedStatement(sql: "SELECT metric, month, value FROM savings_plan_month WHERE plan_id = ? AND user_id = ?"),
+                    arguments: [plan, user])
+                for row in added where row["value"] as Int64 != 0 {
+                    try add(db, user: user, app: "savings", metric: row["metric"], month: row["month"], -(row["value"] as Int64))
+                }
+                try db.cachedStatement(sql: "DELETE FROM savings_plan_month WHERE plan_id = ?").execute(arguments: [plan])
             }
         }
+    }
+
+    /// Adds to a user's savings figure and remembers it as the plan's, for its deletion.
+    static func addForPlan(_ db: Database, _ plan: String?, user: String, metric: String, month: String, _ delta: Int64) throws {
+        try add(db, user: user, app: "savings", metric: metric, month: month, delta)
+        guard let plan else { return }
+        try db.cachedStatement(sql: """
+                INSERT INTO savings_plan_month (plan_id, metric, month, user_id, value) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (plan_id, metric, month) DO UPDATE SET value = value + excluded.value
+                """
+        ).execute(arguments: [plan, metric, month, user, delta])
     }
 
     /// Booking events and the figure each adds to.

@@ -13,6 +13,7 @@ enum StatsAccountEvents {
         try db.cachedStatement(sql: "DELETE FROM preferences WHERE user_id = ?").execute(arguments: [user])
         try db.cachedStatement(sql: "DELETE FROM app_month WHERE user_id = ?").execute(arguments: [user])
         try db.cachedStatement(sql: "DELETE FROM booking_mark WHERE user_id = ?").execute(arguments: [user])
+        try db.cachedStatement(sql: "DELETE FROM savings_plan_month WHERE user_id = ?").execute(arguments: [user])
         try db.cachedStatement(sql: "DELETE FROM history_reset WHERE user_id = ?").execute(arguments: [user])
         try db.cachedStatement(sql: "DELETE FROM goal_progress WHERE user_id = ?").execute(arguments: [user])
         try db.cachedStatement(sql: "DELETE FROM active_user WHERE user_id = ?").execute(arguments: [user])

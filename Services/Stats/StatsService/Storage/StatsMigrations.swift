@@ -181,6 +181,23 @@ enum StatsMigrations {
                 ) WITHOUT ROWID;
                 """)
         }
+        // What each savings plan added to the monthly figures (its deposits less undone
+        // ones per month and currency, and the month it completed), so a deleted plan,
+        // which leaves the user's history, takes them back out. (Plans with deposits from
+        // before this migration have no rows: their deletion takes out what came after.)
+        migrator.registerMigration("stats-5") { db in
+            try db.execute(sql: """
+                CREATE TABLE savings_plan_month (
+                    plan_id TEXT NOT NULL,
+                    metric TEXT NOT NULL,
+                    month TEXT NOT NULL,
+                    user_id TEXT NOT NULL,
+                    value INTEGER NOT NULL,
+                    PRIMARY KEY (plan_id, metric, month)
+                ) WITHOUT ROWID;
+                CREATE INDEX savings_plan_month_user ON savings_plan_month(user_id);
+                """)
+        }
     }
 }
 
