@@ -91,16 +91,22 @@ struct StatsGatewayTests {
             let admin = try await AuthFixtures.signUpAdmin(stack.client, direct: try stack.directClient("auth"), email: "admin@stats.example")
             let vera = try await AuthFixtures.signUp(stack.client, email: "vera@stats.example")
             let today = ZoneClock.utc.localDate(of: Date())
-            let plan = try await stack.client.ok(
-                "savings.plans.start",
-                [
-                    "name": "Bike", "method": "equal", "target": ["minor": 10_000, "currency": "RUB"], "startDate": .string(today.description),
-                    "deadline": .string(today.adding(days: 63).description), "interval": "week", "timeZone": "UTC",
-                ], token: vera, idem: "start-1")
-            try await stack.client.ok(
-                "savings.deposits.record",
-                ["planId": try #require(plan["id"]), "amount": ["minor": 2_500, "currency": "RUB"], "date": .string(today.description)], token: vera,
-                idem: "deposit-1")
+            /// A weekly plan in roubles started today, and one deposit to it today.
+            func planWithDeposit(_ name: String, target: Int64, weeks: Int, deposit: Int64, key: String) async throws -> JSONValue {
+                let plan = try await stack.client.ok(
+                    "savings.plans.start",
+                    [
+                        "name": .string(name), "method": "equal", "target": ["minor": .integer(target), "currency": "RUB"],
+                        "startDate": .string(today.description), "deadline": .string(today.adding(days: 7 * weeks).description), "interval": "week",
+                        "timeZone": "UTC",
+                    ], token: vera, idem: "start-\(key)")
+                try await stack.client.ok(
+                    "savings.deposits.record",
+                    ["planId": try #require(plan["id"]), "amount": ["minor": .integer(deposit), "currency": "RUB"], "date": .string(today.description)],
+                    token: vera, idem: "deposit-\(key)")
+                return plan
+            }
+            _ = try await planWithDeposit("Bike", target: 10_000, weeks: 9, deposit: 2_500, key: "1")
             let month = String(today.description.prefix(7))
             let expected: JSONValue = [["month": .string(month), "figures": ["saved:RUB": 2_500]]]
             #expect(try await Poll.until { try await stack.client.ok("stats.overview", token: vera)["savings"] == expected })
@@ -114,16 +120,7 @@ struct StatsGatewayTests {
 
             // A second plan completed by one deposit, then deleted with its deposits: what it
             // added leaves the figures again.
-            let small = try await stack.client.ok(
-                "savings.plans.start",
-                [
-                    "name": "Book", "method": "equal", "target": ["minor": 1_000, "currency": "RUB"], "startDate": .string(today.description),
-                    "deadline": .string(today.adding(days: 14).description), "interval": "week", "timeZone": "UTC",
-                ], token: vera, idem: "start-2")
-            try await stack.client.ok(
-                "savings.deposits.record",
-                ["planId": try #require(small["id"]), "amount": ["minor": 1_000, "currency": "RUB"], "date": .string(today.description)],
-                token: vera, idem: "deposit-2")
+            let small = try await planWithDeposit("Book", target: 1_000, weeks: 2, deposit: 1_000, key: "2")
             func figures() async throws -> JSONValue? { try await stack.client.ok("stats.overview", token: vera)["savings"]?[0]?["figures"] }
             #expect(try await Poll.until {
                 let now = try await figures()
