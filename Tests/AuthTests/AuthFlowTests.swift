@@ -207,13 +207,58 @@ struct AuthFlowTests {
             #expect(second.data?["sessionId"] == first["sessionId"])
             let newAccess = try #require(second.data?["accessToken"]?.stringValue)
             #expect(try await auth.client.call("auth.profile.get", token: newAccess, idempotent: true).ok)
+            // The client goes on with the new token: the chain has moved on.
+            let third = try await auth.client.call("auth.refresh", data: ["refreshToken": newRefresh])
+            let thirdAccess = try #require(third.data?["accessToken"]?.stringValue)
 
             // The stolen old token comes back: the whole session ends.
             let replay = try await auth.client.call("auth.refresh", data: ["refreshToken": oldRefresh])
             #expect(replay.error?.code == .unauthenticated)
-            #expect(try await auth.client.call("auth.refresh", data: ["refreshToken": newRefresh]).error?.code == .unauthenticated)
-            #expect(try await auth.client.call("auth.profile.get", token: newAccess, idempotent: true).error?.code == .unauthenticated)
+            #expect(try await auth.client.call("auth.refresh", data: ["refreshToken": try #require(third.data?["refreshToken"])]).error?.code == .unauthenticated)
+            #expect(try await auth.client.call("auth.profile.get", token: thirdAccess, idempotent: true).error?.code == .unauthenticated)
             #expect(try await auth.client.call("auth.refresh", data: ["refreshToken": "made-up"]).error?.code == .unauthenticated)
+        }
+    }
+
+    @Test("every challenge is new, whatever idem it carries: anonymous callers with the same key never share one")
+    func challengeIgnoresIdem() async throws {
+        try await Self.inProcess { auth in
+            let first = try await auth.client.call("auth.challenge", data: [:], idem: "install-1")
+            let second = try await auth.client.call("auth.challenge", data: [:], idem: "install-1")
+            let nonces = [first, second].compactMap { $0.data?["nonce"]?.stringValue }
+            #expect(nonces.count == 2 && nonces[0] != nonces[1])
+        }
+    }
+
+    @Test("a refresh whose reply was lost can be retried with the same token for a short while; the token it gave is then void, and using that is reuse")
+    func refreshRetriedAfterLostReply() async throws {
+        try await Self.inProcess { auth in
+            let first = try await Self.register(auth, "retry@example.com")
+            let oldRefresh = try #require(first["refreshToken"])
+            // This reply never reaches the client (a timeout, auth killed after the commit).
+            let lost = try #require(try await auth.client.call("auth.refresh", data: ["refreshToken": oldRefresh]).data)
+            // The client retries with the token it holds: new tokens, the same session.
+            let retried = try await auth.client.call("auth.refresh", data: ["refreshToken": oldRefresh])
+            let retriedData = try #require(retried.data, "\(retried.error?.message ?? "")")
+            #expect(retriedData["sessionId"] == first["sessionId"])
+            #expect(retriedData["refreshToken"] != lost["refreshToken"])
+            // Retried twice: still fine, and only the newest token stands.
+            let again = try #require(try await auth.client.call("auth.refresh", data: ["refreshToken": oldRefresh]).data)
+            #expect(try await auth.client.call("auth.profile.get", token: try Self.token(again), idempotent: true).ok)
+            // The lost reply's token turns up after all (a thief's copy): reuse, the session ends.
+            let voided = try await auth.client.call("auth.refresh", data: ["refreshToken": try #require(lost["refreshToken"])])
+            #expect(voided.error?.code == .unauthenticated)
+            #expect(try await auth.client.call("auth.refresh", data: ["refreshToken": try #require(again["refreshToken"])]).error?.code == .unauthenticated)
+            #expect(try await auth.client.call("auth.profile.get", token: try Self.token(again), idempotent: true).error?.code == .unauthenticated)
+        }
+        // Past the grace, presenting a used token is reuse, even if the new one was never used.
+        try await Self.inProcess(settings: { $0.sessions.refreshRetryGrace = 0.5 }) { auth in
+            let first = try await Self.register(auth, "late-retry@example.com")
+            let oldRefresh = try #require(first["refreshToken"])
+            let lost = try #require(try await auth.client.call("auth.refresh", data: ["refreshToken": oldRefresh]).data)
+            try await Task.sleep(for: .milliseconds(700))
+            #expect(try await auth.client.call("auth.refresh", data: ["refreshToken": oldRefresh]).error?.code == .unauthenticated)
+            #expect(try await auth.client.call("auth.refresh", data: ["refreshToken": try #require(lost["refreshToken"])]).error?.code == .unauthenticated)
         }
     }
 

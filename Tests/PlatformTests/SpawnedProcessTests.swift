@@ -27,6 +27,8 @@ struct SpawnedProcessTests {
         let exited = Mutex<Int32?>(nil)
         child.onExit { status in exited.withLock { $0 = status } }
         #expect(try await Self.waitForExit(child) == 3)
+        // The status is set before the handlers are called (outside the lock): give them a moment.
+        for _ in 0..<200 where exited.withLock({ $0 }) == nil { try await Task.sleep(for: .milliseconds(5)) }
         #expect(exited.withLock { $0 } == 3)
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
         // 0, 1, 2 and the descriptor `ls` reads the folder with: nothing of the parent's.

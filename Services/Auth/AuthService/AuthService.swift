@@ -99,6 +99,12 @@ public enum AuthService {
                     // Accounts of one device with no sign-in (the fitness assistant).
                     try db.execute(sql: "ALTER TABLE user ADD COLUMN anonymous INTEGER NOT NULL DEFAULT 0")
                 }
+                migrator.registerMigration("auth-10-refresh-retry") { db in
+                    // A session's tokens since a refresh, for a retried one (SessionIssuer.refresh);
+                    // `superseded_at`: a token voided by such a retry before it was ever used.
+                    try db.execute(sql: "CREATE INDEX refresh_token_session ON refresh_token(session_id, created_at)")
+                    try db.execute(sql: "ALTER TABLE refresh_token ADD COLUMN superseded_at TEXT")
+                }
             },
             verifier: verifier,
             prepare: { pool in

@@ -44,6 +44,11 @@ public struct SessionPolicy: Sendable, Equatable {
     /// Live sessions per account (`BACKEND_AUTH_MAX_SESSIONS`, default 20); a new one
     /// beyond ends the oldest.
     public var maxSessions = 20
+    /// How long after a refresh its refresh token may be presented again, for a client
+    /// whose reply was lost (a timeout, a crash after the commit), while the token it
+    /// was given has not been used: the retry gets new tokens and that unused one is void.
+    /// Past this, or once the new token was used, presenting it again is reuse.
+    public var refreshRetryGrace: TimeInterval = 30
 
     /// The defaults.
     public init() {}

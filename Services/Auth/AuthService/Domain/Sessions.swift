@@ -110,13 +110,26 @@ struct SessionIssuer: Sendable {
         guard let row = try Row.fetchOne(
             db,
             sql: """
-                SELECT t.session_id, t.used_at, s.user_id, s.created_at, s.last_seen_at, s.revoked_at
+                SELECT t.session_id, t.used_at, t.superseded_at, s.user_id, s.created_at, s.last_seen_at, s.revoked_at
                 FROM refresh_token t JOIN session s ON s.id = t.session_id WHERE t.hash = ?
                 """, arguments: [Self.hash(refreshToken)])
         else { return .failure(.unauthenticated("the refresh token is not valid")) }
         let sessionID: String = row["session_id"], userID: String = row["user_id"]
         if row["revoked_at"] as String? != nil { return .failure(.unauthenticated("the session was revoked")) }
-        if row["used_at"] as String? != nil {
+        if let usedAt = (row["used_at"] as String?).flatMap(Instant.parse) {
+            // The client may not have had the reply of that refresh: within the grace, and
+            // while the token it was given is unused, it is a retry, not a replay. (A token
+            // voided by such a retry was never delivered: presenting it is always reuse.)
+            if row["superseded_at"] as String? == nil, now.timeIntervalSince(usedAt) < policy.refreshRetryGrace, let successor = try Self.unusedSuccessor(db, of: refreshToken, session: sessionID, usedAt: usedAt) {
+                let createdAt = Instant.parse(row["created_at"]) ?? now, lastSeen = Instant.parse(row["last_seen_at"]) ?? now
+                if let reason = policy.expiry(createdAt: createdAt, lastSeenAt: lastSeen, now: now) { return .failure(.unauthenticated(reason)) }
+                // The unused token is void from now on (presented later, it is reuse).
+                try db.execute(
+                    sql: "UPDATE refresh_token SET used_at = ?, superseded_at = ? WHERE hash = ?", arguments: [Instant.format(now), Instant.format(now), successor])
+                try db.execute(sql: "UPDATE session SET last_seen_at = ? WHERE id = ?", arguments: [Instant.format(now), sessionID])
+                try AuditLog.record(db, .refreshRetried, user: userID, detail: ["session": .string(sessionID)], client: client)
+                return .success(try issue(db, sessionID: sessionID, userID: userID, now: now))
+            }
             try revoke(db, sessions: [sessionID], userID: userID, reason: "refresh_token_reused")
             try AuditLog.record(db, .refreshReused, user: userID, detail: ["session": .string(sessionID)], client: client)
             return .failure(.unauthenticated("the refresh token was already used; the session is revoked"))
@@ -129,6 +142,24 @@ struct SessionIssuer: Sendable {
             sql: "UPDATE refresh_token SET used_at = ? WHERE hash = ?", arguments: [Instant.format(now), Self.hash(refreshToken)])
         try db.execute(sql: "UPDATE session SET last_seen_at = ? WHERE id = ?", arguments: [Instant.format(now), sessionID])
         return .success(try issue(db, sessionID: sessionID, userID: userID, now: now))
+    }
+
+    /// The token a refresh at `usedAt` gave (or the last a retry of it gave), if the client
+    /// never used it: none of the session's tokens since then was used for a refresh (only
+    /// voided by retries). `nil` once the chain moved on: presenting the old token then is reuse.
+    static func unusedSuccessor(_ db: Database, of token: String, session: String, usedAt: Date) throws -> String? {
+        var unused: String?
+        let since = try Row.fetchAll(
+            db, sql: "SELECT hash, used_at, superseded_at FROM refresh_token WHERE session_id = ? AND created_at >= ? AND hash != ? ORDER BY created_at, rowid",
+            arguments: [session, Instant.format(usedAt), hash(token)])
+        for row in since {
+            if row["used_at"] as String? == nil {
+                unused = row["hash"]
+            } else if row["superseded_at"] as String? == nil {
+                return nil
+            }
+        }
+        return unused
     }
 
     /// Revokes sessions, publishes `auth.session.revoked` so every service refuses their

@@ -25,27 +25,29 @@ struct AccountOperations: Sendable {
 
     var challenge: ServiceOperation {
         let difficulty = settings.proofOfWorkDifficulty
-        return .write(
+        return .task(
             "auth.challenge",
-            summary: "A proof-of-work challenge for registration and phone sign-in: find a counter such that SHA-256(nonce \":\" counter) starts with `difficulty` zero bits. Valid 10 minutes, single use.",
+            summary: "A proof-of-work challenge for registration and phone sign-in: find a counter such that SHA-256(nonce \":\" counter) starts with `difficulty` zero bits. Valid 10 minutes, single use. Ignores idem: every call gets a new challenge (a stored one would be handed to every anonymous caller using the same key).",
             auth: .public, request: .empty,
             response: .object(
                 ["nonce": .string(), "difficulty": .integer(minimum: 0), "expiresAt": .string(format: .dateTime)],
                 required: ["nonce", "difficulty", "expiresAt"])
-        ) { (context, _: Empty, db: Database) in
-            if let client = context.clientAddress {
-                try AttemptLimiter.check(db, key: "challenge:" + client, limit: 120, window: 60)
-                try AttemptLimiter.record(db, key: "challenge:" + client)
-            }
-            // Old challenges and attempts are of no use: purge them as new ones come.
-            try db.execute(sql: "DELETE FROM challenge WHERE expires_at < ?", arguments: [Instant.format(Date())])
-            try db.execute(sql: "DELETE FROM attempt WHERE at < ?", arguments: [Date().timeIntervalSince1970 - 86_400])
-            let nonce = Digest.hex(Digest.randomBytes(16))
-            let expires = Instant.format(Date().addingTimeInterval(600))
-            try db.execute(
-                sql: "INSERT INTO challenge (nonce, difficulty, expires_at) VALUES (?, ?, ?)", arguments: [nonce, difficulty, expires])
-            return ChallengeResult(nonce: nonce, difficulty: difficulty, expiresAt: expires)
+        ) { (context, _: Empty) in try await context.write { db in try Self.newChallenge(db, difficulty: difficulty, client: context.clientAddress) } }
+    }
+
+    /// Issues a challenge (at most 120 a minute per client address).
+    static func newChallenge(_ db: Database, difficulty: Int, client: String?) throws -> ChallengeResult {
+        if let client {
+            try AttemptLimiter.check(db, key: "challenge:" + client, limit: 120, window: 60)
+            try AttemptLimiter.record(db, key: "challenge:" + client)
         }
+        // Old challenges and attempts are of no use: purge them as new ones come.
+        try db.execute(sql: "DELETE FROM challenge WHERE expires_at < ?", arguments: [Instant.format(Date())])
+        try db.execute(sql: "DELETE FROM attempt WHERE at < ?", arguments: [Date().timeIntervalSince1970 - 86_400])
+        let nonce = Digest.hex(Digest.randomBytes(16))
+        let expires = Instant.format(Date().addingTimeInterval(600))
+        try db.execute(sql: "INSERT INTO challenge (nonce, difficulty, expires_at) VALUES (?, ?, ?)", arguments: [nonce, difficulty, expires])
+        return ChallengeResult(nonce: nonce, difficulty: difficulty, expiresAt: expires)
     }
 
     struct Solution: Codable, Sendable {
@@ -173,7 +175,7 @@ struct AccountOperations: Sendable {
         let issuer = self.issuer
         return .task(
             "auth.refresh",
-            summary: "Exchanges a refresh token for new tokens; the old refresh token is used up. Presenting a used one revokes the whole session. Sessions end after 15 minutes without a refresh and after 30 days. Ignores idem.",
+            summary: "Exchanges a refresh token for new tokens; the old refresh token is used up. Presenting a used one revokes the whole session, except as a retry within 30 seconds of its refresh while the token that refresh gave was never used (its reply was lost): the retry gets new tokens and that unused token is void. Sessions end after 15 minutes without a refresh and after 30 days. Ignores idem.",
             auth: .public, request: .object(["refreshToken": .string(minLength: 1, maxLength: 200)], required: ["refreshToken"]),
             response: AuthSchemas.tokens
         ) { (context, input: RefreshRequest) in

@@ -41,7 +41,7 @@ struct RecoveryOperations: Sendable {
         let (codes, outbox) = (self.resetCodes, self.outbox)
         return .task(
             "auth.password.forgot",
-            summary: "Always answers ok, after the same work whatever the address: an account's email gets a one-time reset code valid 30 minutes, an address without an account a notice saying so (each address at most one a minute and five an hour; twenty an hour per client).",
+            summary: "Always answers ok, after the same work whatever the address: an account's email gets a one-time reset code valid 30 minutes, an address without an account a notice saying so (each address at most one a minute and five an hour; twenty an hour per client). Ignores idem: every call is answered ok, whatever it carries.",
             auth: .public, request: .object(["email": AuthSchemas.email], required: ["email"]), response: .empty
         ) { (context, input: Forgot) in
             let email = Identifiers.email(input.email)

@@ -8,7 +8,7 @@ enum AuditLog {
     enum Action: String {
         case registered, signInSucceeded = "sign_in.succeeded", signInFailed = "sign_in.failed"
         case passwordChanged = "password.changed", roleSwitched = "role.switched", rolesChanged = "roles.changed"
-        case sessionRevoked = "session.revoked", refreshReused = "refresh_token.reused", signedOut = "signed_out"
+        case sessionRevoked = "session.revoked", refreshReused = "refresh_token.reused", refreshRetried = "refresh_token.retried", signedOut = "signed_out"
         case profileUpdated = "profile.updated", keyRotated = "signing_key.rotated"
         case passwordReset = "password.reset", emailChanged = "email.changed", accountDeleted = "account.deleted"
         case phoneChanged = "phone.changed", facebookLinked = "facebook.linked", codeRejected = "code.rejected"
