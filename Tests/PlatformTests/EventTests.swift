@@ -402,7 +402,9 @@ struct EventBackPressureTests {
         // No commit wakes the publisher meanwhile: after each wait at a full queue it goes
         // on at once (it used to wait for a commit or a second, each time: 1.2-1.4 s here
         // against 0.6-0.8 s; `bench stats` shows it better, README).
-        #expect(drained < .seconds(5), "the rest took \(drained) once the bus read again")
+        // Alone this takes about half a second; the bound is for a publisher that stalls,
+        // and wide, since a full test run on two cores once stretched it to 7 s.
+        #expect(drained < .seconds(15), "the rest took \(drained) once the bus read again")
         print("back-pressure: \(total) events, the rest took \(drained) once the bus read again")
     }
 }
