@@ -50,6 +50,22 @@ struct AuthDomainTests {
         #expect(try await hasher.hash("correct horse") != stored)
     }
 
+    @Test("a password is the same however its accents are encoded (NFC and NFD), also for hashes of the decomposed form made before")
+    func passwordNormalization() async throws {
+        let hasher = PasswordHasher(logN: 10)
+        let composed = "p\u{E4}ssw\u{F6}rd-\u{E9}\u{E9}1", decomposed = "pa\u{308}sswo\u{308}rd-e\u{301}e\u{301}1"
+        #expect(Array(composed.utf8) != Array(decomposed.utf8))
+        let stored = try await hasher.hash(composed)
+        #expect(try await hasher.verify(decomposed, against: stored))
+        #expect(try await hasher.verify(composed, against: stored))
+        #expect(try await hasher.verify(decomposed, against: try await hasher.hash(decomposed)))
+        #expect(!(try await hasher.verify("passwor-ee1", against: stored)))
+        // A hash of the decomposed bytes, as made before passwords were composed, still verifies.
+        let salt = [UInt8](repeating: 7, count: 16)
+        let legacy = "scrypt$10$8$1$\(Base64URL.encode(salt))$\(Base64URL.encode(try PasswordHasher.scrypt(decomposed, salt: salt, logN: 10, r: 8, p: 1)))"
+        #expect(try await hasher.verify(decomposed, against: legacy))
+    }
+
     @Test("birth dates: not in the future, not before 1900")
     func birthDates() {
         #expect(ProfileRules.birthDateProblem("1990-05-01", today: "2026-11-22") == nil)

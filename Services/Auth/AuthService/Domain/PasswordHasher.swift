@@ -43,10 +43,13 @@ public struct PasswordHasher: Sendable {
 
     /// Hashes a password with a new random salt. Throws `rate_limited` when the queue
     /// has no room for `purpose`.
+    /// The password hashed in Unicode's composed form (NFC, as NIST SP 800-63B asks), so
+    /// "ä" typed as one character or as "a" and a combining mark is the same password.
     public func hash(_ password: String, for purpose: Purpose = .existingAccount) async throws -> String {
         let salt = Digest.randomBytes(16)
         let (logN, r, p) = (self.logN, self.r, self.p)
-        let derived = try await run(purpose) { try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }
+        let composed = Self.composed(password)
+        let derived = try await run(purpose) { try Self.scrypt(composed, salt: salt, logN: logN, r: r, p: p) }
         return "scrypt$\(logN)$\(r)$\(p)$\(Base64URL.encode(salt))$\(Base64URL.encode(derived))"
     }
 
@@ -58,9 +61,18 @@ public struct PasswordHasher: Sendable {
         guard parts.count == 6, parts[0] == "scrypt", let logN = Int(parts[1]), let r = Int(parts[2]), let p = Int(parts[3]),
             (10...22).contains(logN), let salt = Base64URL.decode(parts[4]), let expected = Base64URL.decode(parts[5])
         else { return false }
-        let derived = try await run(.existingAccount) { try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }
-        return Digest.constantTimeEqual(derived, expected)
+        let composed = Self.composed(password)
+        let derived = try await run(.existingAccount) { try Self.scrypt(composed, salt: salt, logN: logN, r: r, p: p) }
+        if Digest.constantTimeEqual(derived, expected) { return true }
+        // Hashes made before passwords were composed hold the bytes as typed then. (Bytes
+        // compared: Swift's `==` on strings already counts the two forms as equal.)
+        guard !composed.utf8.elementsEqual(password.utf8) else { return false }
+        let typed = try await run(.existingAccount) { try Self.scrypt(password, salt: salt, logN: logN, r: r, p: p) }
+        return Digest.constantTimeEqual(typed, expected)
     }
+
+    /// `password` in Unicode's canonical composed form (NFC).
+    static func composed(_ password: String) -> String { password.precomposedStringWithCanonicalMapping }
 
     /// Spends as long as a real verification, for unknown accounts, so that timing does
     /// not tell which emails exist.
@@ -77,7 +89,7 @@ public struct PasswordHasher: Sendable {
         }
     }
 
-    private static func scrypt(_ password: String, salt: [UInt8], logN: Int, r: Int, p: Int) throws -> [UInt8] {
+    static func scrypt(_ password: String, salt: [UInt8], logN: Int, r: Int, p: Int) throws -> [UInt8] {
         var output = [UInt8](repeating: 0, count: 32)
         let n = UInt64(1) << UInt64(logN)
         let memory = UInt64(129) * n * UInt64(r) * UInt64(p) + (1 << 20)
