@@ -21,6 +21,9 @@ struct StackRunnerTests {
             let services = try #require(health.data?["services"]?.objectValue)
             #expect(Set(services.keys) == Set(PlatformConfiguration.serviceNames))
             #expect(services.values.allSatisfy { $0["status"] == "ok" })
+            // It takes no data, like any operation without members: an unknown one is refused.
+            let stray = try await stack.client.call("gateway.health", data: ["x": 1], idempotent: true)
+            #expect(stray.error?.code == .validationFailed && stray.error?.fields["x"] != nil, "\(String(describing: stray.error))")
 
             let pids = Self.childPIDs(in: output)
             #expect(pids.count == 9)

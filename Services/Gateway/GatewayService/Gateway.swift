@@ -232,6 +232,13 @@ public final class Gateway: Service, Sendable {
                 guard request.op == "gateway.health" else {
                     return fail(message.envelope, id: request.id, op: request.op, .unknownOp(request.op), started: started)
                 }
+                // It takes no data: unknown members are refused, as every operation refuses them.
+                if let data = (frames.last.flatMap { try? JSONParser.parse($0) })?["data"], data != .null {
+                    let problems = JSONSchema.empty.validate(data)
+                    if !problems.isEmpty {
+                        return fail(message.envelope, id: request.id, op: request.op, .validationFailed(problems), started: started)
+                    }
+                }
                 return askHealth(envelope: message.envelope, id: request.id, started: started)
             }
             guard let backend = backends[service] else {
