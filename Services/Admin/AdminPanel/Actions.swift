@@ -110,7 +110,6 @@ extension AdminPanel {
         }
     }
 
-    /// The form on a page of its own, as posted, with its problems (or a preview).
     /// The currency a form's amounts are typed in: the one the park's settings form sets,
     /// else the park's (asked of booking when the form has an amount; two decimals when
     /// booking cannot say, and the service then checks the amount as always).
@@ -125,6 +124,7 @@ extension AdminPanel {
         return park["price"]?["currency"]?.stringValue.flatMap { Currency(code: $0) }
     }
 
+    /// The form on a page of its own, as posted, with its problems (or a preview).
     func formPage(
         _ form: AdminForm, session: AdminSession, values: [String: String], errors: [String: String] = [:], general: [String] = [],
         returnTo: String, zone: TimeZone?, idem: String, preview: Bool = false, status: HTTPResponse.Status = .unprocessableContent

@@ -293,12 +293,19 @@ public enum MoneyText {
 
     /// 1250 → "12.50" with exponent 2.
     public static func majorUnits(_ minor: Int64, exponent: Int) -> String {
-        guard exponent > 0 else { return String(minor) }
-        var scale: Int64 = 1
+        let parts = parts(minor, exponent: exponent)
+        return (parts.negative ? "-" : "") + String(parts.major) + (parts.fraction.isEmpty ? "" : "." + parts.fraction)
+    }
+
+    /// An amount's sign, whole major units and fraction digits (`exponent` of them, none
+    /// for exponent 0): -1250 → (true, 12, "50") with exponent 2.
+    public static func parts(_ minor: Int64, exponent: Int) -> (negative: Bool, major: UInt64, fraction: String) {
+        var scale: UInt64 = 1
         for _ in 0..<exponent { scale *= 10 }
         let magnitude = minor.magnitude
-        let fraction = String(magnitude % UInt64(scale))
-        return (minor < 0 ? "-" : "") + "\(magnitude / UInt64(scale)).\(String(repeating: "0", count: exponent - fraction.count))\(fraction)"
+        guard exponent > 0 else { return (minor < 0, magnitude, "") }
+        let fraction = String(magnitude % scale)
+        return (minor < 0, magnitude / scale, String(repeating: "0", count: exponent - fraction.count) + fraction)
     }
 }
 

@@ -212,17 +212,13 @@ struct Formatting: Sendable {
     func money(_ value: JSONValue?) -> String {
         guard let minor = value?["minor"]?.integerValue else { return "—" }
         let code = value?["currency"]?.stringValue ?? ""
-        let currency = Currency(stored: code), exponent = currency.exponent, scale = currency.minorPerMajor
+        let parts = MoneyText.parts(minor, exponent: Currency(stored: code).exponent)
         let formatter = NumberFormatter()
         formatter.locale = locale
         formatter.numberStyle = .decimal
-        let major = formatter.string(from: NSNumber(value: minor.magnitude / UInt64(scale))) ?? String(minor.magnitude / UInt64(scale))
-        var text = (minor < 0 ? "-" : "") + major
-        if exponent > 0 {
-            let fraction = String(minor.magnitude % UInt64(scale))
-            text += (formatter.decimalSeparator ?? ".") + String(repeating: "0", count: exponent - fraction.count) + fraction
-        }
-        return text + " " + code
+        let major = formatter.string(from: NSNumber(value: parts.major)) ?? String(parts.major)
+        let fraction = parts.fraction.isEmpty ? "" : (formatter.decimalSeparator ?? ".") + parts.fraction
+        return (parts.negative ? "-" : "") + major + fraction + " " + code
     }
 
     /// "23 Nov 2026, 18:30" for an instant (the zone's wall clock).

@@ -41,10 +41,9 @@ public struct PasswordHasher: Sendable {
     /// Two hashing threads: each hash takes 128 MiB at N=2^17 and a core for ~0.3 s.
     private static let workers = WorkerThreads(name: "password-hashing", count: 2, niceness: 15)
 
-    /// Hashes a password with a new random salt. Throws `rate_limited` when the queue
-    /// has no room for `purpose`.
-    /// The password hashed in Unicode's composed form (NFC, as NIST SP 800-63B asks), so
-    /// "ä" typed as one character or as "a" and a combining mark is the same password.
+    /// Hashes a password with a new random salt, in Unicode's composed form (NFC, as NIST
+    /// SP 800-63B asks), so "ä" typed as one character or as "a" and a combining mark is
+    /// the same password. Throws `rate_limited` when the queue has no room for `purpose`.
     public func hash(_ password: String, for purpose: Purpose = .existingAccount) async throws -> String {
         let salt = Digest.randomBytes(16)
         let (logN, r, p) = (self.logN, self.r, self.p)

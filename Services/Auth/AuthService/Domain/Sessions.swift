@@ -105,7 +105,7 @@ struct SessionIssuer: Sendable {
     }
 
     /// Rotates a refresh token. A token that was already used means it was stolen or
-    /// replayed: the whole session is revoked.
+    /// replayed: the whole session is revoked (except a retry after a lost reply, below).
     func refresh(_ db: Database, refreshToken: String, client: String? = nil, now: Date = Date()) throws -> Result<IssuedTokens, ServiceError> {
         guard let row = try Row.fetchOne(
             db,
@@ -116,30 +116,33 @@ struct SessionIssuer: Sendable {
         else { return .failure(.unauthenticated("the refresh token is not valid")) }
         let sessionID: String = row["session_id"], userID: String = row["user_id"]
         if row["revoked_at"] as String? != nil { return .failure(.unauthenticated("the session was revoked")) }
-        if let usedAt = (row["used_at"] as String?).flatMap(Instant.parse) {
-            // The client may not have had the reply of that refresh: within the grace, and
-            // while the token it was given is unused, it is a retry, not a replay. (A token
-            // voided by such a retry was never delivered: presenting it is always reuse.)
-            if row["superseded_at"] as String? == nil, now.timeIntervalSince(usedAt) < policy.refreshRetryGrace, let successor = try Self.unusedSuccessor(db, of: refreshToken, session: sessionID, usedAt: usedAt) {
-                let createdAt = Instant.parse(row["created_at"]) ?? now, lastSeen = Instant.parse(row["last_seen_at"]) ?? now
-                if let reason = policy.expiry(createdAt: createdAt, lastSeenAt: lastSeen, now: now) { return .failure(.unauthenticated(reason)) }
-                // The unused token is void from now on (presented later, it is reuse).
-                try db.execute(
-                    sql: "UPDATE refresh_token SET used_at = ?, superseded_at = ? WHERE hash = ?", arguments: [Instant.format(now), Instant.format(now), successor])
-                try db.execute(sql: "UPDATE session SET last_seen_at = ? WHERE id = ?", arguments: [Instant.format(now), sessionID])
-                try AuditLog.record(db, .refreshRetried, user: userID, detail: ["session": .string(sessionID)], client: client)
-                return .success(try issue(db, sessionID: sessionID, userID: userID, now: now))
+        // A used token is a replay, unless it is a retry: the client may not have had the
+        // reply of that refresh. Within the grace, and while the token it gave is unused,
+        // that token is voided instead (one voided so was never delivered: presenting it
+        // is always reuse).
+        var voided: String?
+        if let used = row["used_at"] as String? {
+            guard row["superseded_at"] as String? == nil, let usedAt = Instant.parse(used), now.timeIntervalSince(usedAt) < policy.refreshRetryGrace,
+                let successor = try Self.unusedSuccessor(db, of: refreshToken, session: sessionID, usedAt: usedAt)
+            else {
+                try revoke(db, sessions: [sessionID], userID: userID, reason: "refresh_token_reused")
+                try AuditLog.record(db, .refreshReused, user: userID, detail: ["session": .string(sessionID)], client: client)
+                return .failure(.unauthenticated("the refresh token was already used; the session is revoked"))
             }
-            try revoke(db, sessions: [sessionID], userID: userID, reason: "refresh_token_reused")
-            try AuditLog.record(db, .refreshReused, user: userID, detail: ["session": .string(sessionID)], client: client)
-            return .failure(.unauthenticated("the refresh token was already used; the session is revoked"))
+            voided = successor
         }
         let createdAt = Instant.parse(row["created_at"]) ?? now, lastSeen = Instant.parse(row["last_seen_at"]) ?? now
         if let reason = policy.expiry(createdAt: createdAt, lastSeenAt: lastSeen, now: now) {
             return .failure(.unauthenticated(reason))
         }
-        try db.execute(
-            sql: "UPDATE refresh_token SET used_at = ? WHERE hash = ?", arguments: [Instant.format(now), Self.hash(refreshToken)])
+        if let voided {
+            try db.execute(
+                sql: "UPDATE refresh_token SET used_at = ?, superseded_at = ? WHERE hash = ?", arguments: [Instant.format(now), Instant.format(now), voided])
+            try AuditLog.record(db, .refreshRetried, user: userID, detail: ["session": .string(sessionID)], client: client)
+        } else {
+            try db.execute(
+                sql: "UPDATE refresh_token SET used_at = ? WHERE hash = ?", arguments: [Instant.format(now), Self.hash(refreshToken)])
+        }
         try db.execute(sql: "UPDATE session SET last_seen_at = ? WHERE id = ?", arguments: [Instant.format(now), sessionID])
         return .success(try issue(db, sessionID: sessionID, userID: userID, now: now))
     }

@@ -534,7 +534,7 @@ struct RiderOperations: Sendable {
                         id, rider, package.id, package.price.minor, currency.code, Instant.format(now), package.sessions, package.credit.minor, idemKey,
                     ])
                 try PaymentExpiry.schedule(db, payment: id, createdAt: now, after: expiry)
-                return (id, "pending", Money(minor: package.price.minor, currency: currency))
+                return (id, "pending", package.price)
             }
             let paymentID = recorded.id
             guard recorded.status == "pending" else {
