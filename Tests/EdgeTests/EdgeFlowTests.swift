@@ -93,6 +93,13 @@ struct EdgeFlowTests {
                 #expect(malformed.headers["x-content-type-options"] == "nosniff" && malformed.headers["connection"] == "close")
                 #expect(malformed.headers["x-request-id"]?.hasPrefix("edge-") == true)
             }
+            // A head over the parser's 80 KiB: 431, the same error object.
+            let longHead = try HTTPTestClient.parse(try await HTTPTestClient.exchange(
+                host: bind.host, port: bind.port,
+                sending: [Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nX-Padding: \(String(repeating: "p", count: 90_000))\r\n\r\n".utf8)],
+                timeout: .seconds(5)))
+            expectError(longHead, 431, "bad_request")
+            #expect(longHead.headers["connection"] == "close")
             // Pipelined behind a good request, the refusal comes after the good one's answer.
             let pipelined = String(decoding: try await HTTPTestClient.exchange(
                 host: bind.host, port: bind.port,

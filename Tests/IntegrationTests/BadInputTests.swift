@@ -29,6 +29,9 @@ struct BadInputTests {
         ("token of wrong type", Data(#"{"id":"r4","op":"auth.health","token":5}"#.utf8), .badRequest, "r4"),
         ("id too long", Data(("{\"id\":\"" + String(repeating: "x", count: 129) + "\",\"op\":\"auth.health\"}").utf8), .badRequest, nil),
         ("unknown op", Data(#"{"id":"r5","op":"auth.no_such_thing"}"#.utf8), .unknownOp, "r5"),
+        ("op not shaped like a name", Data(#"{"id":"r7","op":"no such thing"}"#.utf8), .unknownOp, "r7"),
+        ("op without a service", Data(#"{"id":"r8","op":"health"}"#.utf8), .unknownOp, "r8"),
+        ("empty op", Data(#"{"id":"r9","op":""}"#.utf8), .badRequest, "r9"),
         ("unknown field in data", Data(#"{"id":"r6","op":"auth.health","data":{"typo":1}}"#.utf8), .validationFailed, "r6"),
     ]
 

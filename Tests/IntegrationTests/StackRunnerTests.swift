@@ -24,6 +24,15 @@ struct StackRunnerTests {
             // It takes no data, like any operation without members: an unknown one is refused.
             let stray = try await stack.client.call("gateway.health", data: ["x": 1], idempotent: true)
             #expect(stray.error?.code == .validationFailed && stray.error?.fields["x"] != nil, "\(String(describing: stray.error))")
+            // The gateway describes itself as every service does, and its health answer keeps to
+            // the schema it declares (every service's status included).
+            let described = try await stack.client.call("gateway.describe", idempotent: true)
+            let schemas = try ResponseSchemas(describe: try #require(described.data))
+            #expect(schemas.operations == ["gateway.health", "gateway.describe"])
+            #expect(described.data?["service"] == "gateway" && described.data?["events"] == .array([]))
+            try schemas.check(health, of: "gateway.health")
+            try schemas.check(described, of: "gateway.describe")
+            #expect(try await stack.client.call("gateway.describe", data: ["x": 1], idempotent: true).error?.code == .validationFailed)
 
             let pids = Self.childPIDs(in: output)
             #expect(pids.count == 9)

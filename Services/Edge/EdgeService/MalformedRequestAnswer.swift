@@ -7,8 +7,8 @@ import Platform
 
 /// Answers a request the HTTP parser refuses (two `Content-Length`s, `Content-Length`
 /// beside `Transfer-Encoding`, bare LF line ends, over-long or too many headers) like
-/// any other error: 400 with the error object and the security headers, then closes the
-/// connection. (Hummingbird's own answer was a bare 400 with an empty body.) Requests
+/// any other error: 400 (431 for a head over the parser's limit) with the error object and
+/// the security headers, then closes the connection. (Hummingbird's own answer was a bare 400 with an empty body.) Requests
 /// pipelined before the refused one are answered first, in order: the refusal waits for
 /// their answers to end. What ``HTTP1Strictness`` refuses (it puts itself before the
 /// conversion to HTTP types when this is added) is answered the same way, with its reason.
@@ -29,6 +29,9 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
     private var answered = false
     /// What the refusal says.
     private var reason = "the request is not valid HTTP/1.1"
+    /// Its status: 400, or 431 when the request's line and headers are over the parser's
+    /// limit (RFC 6585, 5; the code in the body stays `bad_request`).
+    private var status = HTTPResponse.Status.badRequest
 
     /// A request id for the refusal (its request's own was not read).
     private let requestID: () -> String
@@ -69,6 +72,9 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let refused = error as? RefusedRequest {
             reason = refused.message
+        } else if let parser = error as? HTTPParserError, parser == .headerOverflow {
+            reason = "the request line and headers are longer than the edge takes"
+            status = HTTPResponse.Status(code: 431, reasonPhrase: "Request Header Fields Too Large")
         } else if !(error is HTTPParserError) {
             context.fireErrorCaught(error)
             return
@@ -92,7 +98,7 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
         headers[.connection] = "close"
         headers[.requestID] = requestID()
         EdgeServer.addSecurityHeaders(to: &headers, cacheable: false, tls: tls)
-        context.write(wrapOutboundOut(.head(HTTPResponse(status: answer.status, headerFields: headers))), promise: nil)
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: status, headerFields: headers))), promise: nil)
         context.write(wrapOutboundOut(.body(ByteBuffer(bytes: answer.body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
     }

@@ -146,7 +146,8 @@ enum OpenAPIDocument {
     static let gatewayHealth: JSONValue = [
         "operationId": "gateway.health", "tags": ["gateway"], "summary": "The gateway and every service it routes to.",
         "security": [],
-        "responses": .object(errorReferences.merging(["200": ["description": "health", "content": ["application/json": ["schema": ["type": "object"]]]]]) { $1 }),
+        "responses": .object(
+            errorReferences.merging(["200": ["description": "health", "content": ["application/json": ["schema": GatewayDescription.healthSchema.jsonValue]]]]) { $1 }),
     ]
 
     static let openAPIOperation: JSONValue = [

@@ -32,6 +32,8 @@ public final class Gateway: Service, Sendable {
     private let bound = AsyncSignal()
     private let boundEndpoint = Mutex<String?>(nil)
     private let startedAt = ContinuousClock.now
+    /// `gateway.describe`'s answer, made once.
+    private static let description = GatewayDescription.document.serialized
 
     /// What the gateway is waiting for a service to answer.
     private struct Pending {
@@ -229,15 +231,19 @@ public final class Gateway: Service, Sendable {
             let request = message.head
             let service = String(request.service)
             if service == "gateway" {
-                guard request.op == "gateway.health" else {
+                guard request.op == "gateway.health" || request.op == "gateway.describe" else {
                     return fail(message.envelope, id: request.id, op: request.op, .unknownOp(request.op), started: started)
                 }
-                // It takes no data: unknown members are refused, as every operation refuses them.
+                // Neither takes data: unknown members are refused, as every operation refuses them.
                 if let data = (frames.last.flatMap { try? JSONParser.parse($0) })?["data"], data != .null {
                     let problems = JSONSchema.empty.validate(data)
                     if !problems.isEmpty {
                         return fail(message.envelope, id: request.id, op: request.op, .validationFailed(problems), started: started)
                     }
+                }
+                guard request.op == "gateway.health" else {
+                    reply(message.envelope, Reply.success(id: request.id, data: Self.description))
+                    return log(id: request.id, op: request.op, started: started, outcome: "ok")
                 }
                 return askHealth(envelope: message.envelope, id: request.id, started: started)
             }

@@ -181,16 +181,22 @@ enum BuiltinOperations {
     /// `describe`: the document is computed once, since operations do not change while
     /// running; it lists `describe` itself too.
     static func describe(service: String, summary: String, operations: [ServiceOperation], events: [EventDescription]) -> ServiceOperation {
+        let document = describeDocument(service: service, summary: summary, operations: operations.map(\.descriptionValue), events: events)
+        return .inline("\(service).describe", summary: describeSummary, response: describeSchema) { (_, _: Empty) in document }
+    }
+
+    /// The `describe` document of `service`: its operations (as ``ServiceOperation/descriptionValue``
+    /// writes them) with `describe` itself, by name, and its events.
+    static func describeDocument(service: String, summary: String, operations: [JSONValue], events: [EventDescription]) -> JSONValue {
         let own: JSONValue = [
             "op": .string("\(service).describe"), "summary": .string(describeSummary), "auth": "public", "mode": "inline",
             "request": JSONSchema.empty.jsonValue, "response": describeSchema.jsonValue,
         ]
-        let listed = (operations.map(\.descriptionValue) + [own]).sorted { ($0["op"]?.stringValue ?? "") < ($1["op"]?.stringValue ?? "") }
-        let document: JSONValue = [
+        let listed = (operations + [own]).sorted { ($0["op"]?.stringValue ?? "") < ($1["op"]?.stringValue ?? "") }
+        return [
             "service": .string(service), "summary": .string(summary), "version": .string(BuildInfo.version),
             "operations": .array(listed), "events": .array(events.map(\.descriptionValue)),
         ]
-        return .inline("\(service).describe", summary: describeSummary, response: describeSchema) { (_, _: Empty) in document }
     }
 
     /// The service's operations with the built-in ones added.
@@ -218,5 +224,38 @@ public enum InternalOperations {
         let rest = utf8[utf8.index(after: dot)...]
         return rest.elementsEqual("events.replay".utf8) || rest.elementsEqual("metrics.prometheus".utf8)
             || rest.starts(with: "internal.".utf8)
+    }
+}
+
+/// What the gateway answers about itself (`gateway.describe`): its own operations, in the
+/// shape every service's `describe` has. It publishes no events.
+public enum GatewayDescription {
+    /// `gateway.health`'s answer.
+    public static let healthSchema = JSONSchema.object(
+        [
+            "status": JSONSchema.oneOf(["ok", "degraded"]).described("ok when every service answered its check"),
+            "version": .string(), "uptimeMs": .integer(minimum: 0).described("milliseconds since the gateway started"),
+            "services": JSONSchema.object([:], additional: serviceStatusSchema).described("service name → its health as the gateway saw it"),
+        ], required: ["status", "version", "uptimeMs", "services"])
+
+    static let serviceStatusSchema = JSONSchema.object(
+        [
+            "status": .oneOf(["ok", "unavailable"]), "version": .string(), "uptimeMs": .integer(minimum: 0),
+            "latencyMs": JSONSchema.number.described("the check's round trip"),
+            "error": JSONSchema.string().described("why it is unavailable"),
+        ], required: ["status"])
+
+    static let healthSummary =
+        "The gateway and every service it routes to: each service's own health, asked through the socket requests take (one round serves every caller for a second)."
+
+    /// The `gateway.describe` document.
+    public static var document: JSONValue {
+        let health: JSONValue = [
+            "op": "gateway.health", "summary": .string(healthSummary), "auth": "public", "mode": "inline",
+            "request": JSONSchema.empty.jsonValue, "response": healthSchema.jsonValue,
+        ]
+        return BuiltinOperations.describeDocument(
+            service: "gateway", summary: "The clients' door: routes each request to its service by the first segment of `op`.",
+            operations: [health], events: [])
     }
 }

@@ -106,7 +106,10 @@ public struct RequestEnvelope: Sendable, Equatable {
             func reject(_ message: String) -> Rejection { Rejection(error: .badRequest(message), id: id) }
             switch opValue {
             case .string(let text) where isOperationName(text): op = text
-            case .string: throw reject("`op` must look like `<service>.<operation>`")
+            case .string(let text) where text.isEmpty: throw reject("`op` is empty")
+            // A well-formed envelope naming no operation there can be: no such operation
+            // (the name itself is not echoed, it may be anything).
+            case .string: throw Rejection(error: .unknownOperationName, id: id)
             case nil, .null?: throw reject("`op` is missing")
             default: throw reject("`op` must be a string")
             }

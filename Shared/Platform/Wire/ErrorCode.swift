@@ -52,6 +52,8 @@ public struct ServiceError: Error, Sendable, Equatable {
     public static func badRequest(_ message: String) -> ServiceError { ServiceError(.badRequest, message) }
     /// `unknown_op`.
     public static func unknownOp(_ op: String) -> ServiceError { ServiceError(.unknownOp, "unknown operation \(op)") }
+    /// `unknown_op` for an `op` that is not shaped like an operation's name at all.
+    public static let unknownOperationName = ServiceError(.unknownOp, "no such operation: operations are named `<service>.<operation>`")
     /// `validation_failed` naming each bad field.
     public static func validationFailed(_ fields: [String: String], message: String = "the request data is not valid") -> ServiceError {
         ServiceError(.validationFailed, message, fields: fields)
