@@ -285,6 +285,14 @@ struct GoalsFlowTests {
             let added = try await Self.ok(
                 goals, "goals.admin.items.add", ["goalId": .string(goalID), "items": [["kind": "workout", "date": .string(today), "text": "Run"]]], as: Self.admin)
             let item = try #require(added["items"]?[0]?["id"])
+            // Typed dates far from today are refused, and nothing of the request is written.
+            let far = try await goals.call(
+                "goals.admin.items.add",
+                data: ["goalId": .string(goalID), "items": [["kind": "workout", "date": .string(today), "text": "Ok"], ["kind": "workout", "date": "9999-01-01", "text": "Typo"]]],
+                as: Self.admin)
+            #expect(far.error?.code == .validationFailed && far.error?.fields["items[1].date"] != nil)
+            #expect(try await goals.call("goals.admin.items.update", data: ["itemId": item, "date": "1900-01-01"], as: Self.admin).error?.fields["date"] != nil)
+            #expect(try await Self.ok(goals, "goals.items.list", ["goalId": .string(goalID)], as: Self.user("cached"))["items"]?.arrayValue?.count == 1)
             for done in [true, false, true] {
                 // Twice each: the second answer comes from memory.
                 for _ in 0..<2 {

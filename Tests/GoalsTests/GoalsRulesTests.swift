@@ -132,6 +132,19 @@ struct GoalsRulesTests {
         PlannedWorkout(id: "next-mon", date: date("2027-03-08"), done: false),
     ]
 
+    @Test("a plan item's date is within five years of today, both ends included")
+    func planDates() {
+        let today = Self.date("2027-03-01")
+        #expect(PlanDates.problem(Self.date("2022-03-01"), today: today) == nil)
+        #expect(PlanDates.problem(Self.date("2032-03-01"), today: today) == nil)
+        #expect(PlanDates.problem(Self.date("2022-02-28"), today: today) != nil)
+        #expect(PlanDates.problem(Self.date("2032-03-02"), today: today) != nil)
+        #expect(PlanDates.problem(Self.date("1900-01-01"), today: today) != nil)
+        #expect(PlanDates.problem(Self.date("9999-12-31"), today: today) != nil)
+        #expect(PlanDates.utcDay(Date(timeIntervalSince1970: 86_400 * 3 - 1)) == Self.date("1970-01-03"))
+        #expect(PlanDates.utcDay(Date(timeIntervalSince1970: -1)) == Self.date("1969-12-31"))
+    }
+
     @Test("moving a day forward shifts every later workout by as many days; what was done that day stays")
     func rescheduleForward() throws {
         let moves = try PlanReschedule.move(Self.plan, from: Self.date("2027-03-03"), to: Self.date("2027-03-04"), today: Self.date("2027-03-02")).get()

@@ -1,3 +1,4 @@
+import Foundation
 import Platform
 
 /// One workout exercise of a plan as the schedule rules see it.
@@ -161,5 +162,25 @@ public struct PlanProgress: Sendable, Hashable, Codable {
         doneOfDue = counts.doneOfDue
         overdue = counts.overdue
         pace = overdue > 0 ? .behind : counts.pastDue > 0 ? .onTrack : .notStarted
+    }
+}
+
+/// The dates a plan item may carry: within ``reachYears`` of today. A plan is written a
+/// month or a season ahead, and checked off as it goes: a workout in 1900 or 9999 is a
+/// typo, which the calendar would otherwise keep (and page through) for good.
+public enum PlanDates {
+    /// How far before or after today an item's date may be.
+    public static let reachYears = 5
+
+    /// Why `date` is refused on `today` (the server's UTC day: a day's slack either way
+    /// does not matter here), or `nil`.
+    public static func problem(_ date: LocalDate, today: LocalDate) -> String? {
+        guard date < today.adding(years: -reachYears) || today.adding(years: reachYears) < date else { return nil }
+        return "must be within \(reachYears) years of today (\(today))"
+    }
+
+    /// The UTC day of `instant`.
+    public static func utcDay(_ instant: Date) -> LocalDate {
+        LocalDate(daysSinceEpoch: Int64((instant.timeIntervalSince1970 / 86_400).rounded(.down)))
     }
 }

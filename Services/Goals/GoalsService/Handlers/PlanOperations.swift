@@ -123,13 +123,17 @@ struct PlanOperations: Sendable {
     var add: ServiceOperation {
         .write(
             "goals.admin.items.add",
-            summary: "Adds plan items to a goal (up to 500 at once, e.g. a month's workouts): `workout` (date, exercise text, requirement), `nutrition` (dated or not), `tip` (the admin's nutrition tips), `recommendation` (`checkable` as the admin decides). Not on a finished goal.",
+            summary: "Adds plan items to a goal (up to 500 at once, e.g. a month's workouts): `workout` (date, exercise text, requirement), `nutrition` (dated or not), `tip` (the admin's nutrition tips), `recommendation` (`checkable` as the admin decides). Dates within 5 years of today. Not on a finished goal.",
             auth: GoalOperations.admin,
             request: .object(["goalId": GoalOperations.id, "items": .array(of: Self.itemInput, minItems: 1, maxItems: 500)], required: ["goalId", "items"]),
             response: .object(["items": .array(of: ItemView.schema, maxItems: 500)], required: ["items"])
         ) { (context, input: AddRequest, db: Database) -> [String: [ItemView]] in
             let admin = try context.requirePrincipal().userID
             let checkable = try input.items.enumerated().map { try $0.element.checkability(field: "items[\($0.offset)]") }
+            let today = PlanDates.utcDay(context.receivedAt)
+            for (index, item) in input.items.enumerated() {
+                if let date = item.date, let problem = PlanDates.problem(date, today: today) { throw ServiceError.invalid("items[\(index)].date", problem) }
+            }
             guard let goal = try GoalRow.load(db, id: input.goalId) else { throw ServiceError.notFound("no such goal") }
             guard goal.state.isOpen else { throw LifecycleError(message: "the goal is \(goal.state.rawValue); its plan is closed", currentState: goal.state.rawValue).serviceError }
             let now = Instant.format(context.receivedAt)
@@ -164,7 +168,7 @@ struct PlanOperations: Sendable {
     var update: ServiceOperation {
         .write(
             "goals.admin.items.update",
-            summary: "Changes a plan item's date, text, requirement or (recommendations) whether it can be checked off. Unchecking the checkable flag clears a done mark.",
+            summary: "Changes a plan item's date (within 5 years of today), text, requirement or (recommendations) whether it can be checked off. Unchecking the checkable flag clears a done mark.",
             auth: GoalOperations.admin,
             request: .object(
                 [
@@ -182,6 +186,9 @@ struct PlanOperations: Sendable {
                 throw ServiceError.invalid("checkable", "only a recommendation's can be chosen")
             }
             let checkable = try merged.checkability(field: "data")
+            if let date = input.date, let problem = PlanDates.problem(date, today: PlanDates.utcDay(context.receivedAt)) {
+                throw ServiceError.invalid("date", problem)
+            }
             let now = Instant.format(context.receivedAt)
             try db.cachedStatement(sql: """
                     UPDATE plan_item SET date = ?, text = ?, requirement = ?, checkable = ?,
