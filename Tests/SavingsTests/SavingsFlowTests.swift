@@ -368,14 +368,21 @@ struct SavingsFlowTests {
         try await Self.with { savings in
             let plan = try #require(try await Self.ok(savings, "savings.plans.start", Self.equalPlan(target: 1_000_000), as: Self.ann)["id"])
             let date = Self.date(Self.today())
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            // Each answer is the plan just after its own deposit (worked out before the write
+            // transaction, and again in it when another deposit came first): the saved
+            // amounts answered are all different, and each is one deposit more than another.
+            let answered = try await withThrowingTaskGroup(of: (Int64, Int64, Int64).self) { group in
                 for index in 1...40 {
                     group.addTask {
-                        try await Self.ok(savings, "savings.deposits.record", ["planId": plan, "amount": Self.rub(Int64(index)), "date": date], as: Self.ann)
+                        let reply = try await Self.ok(savings, "savings.deposits.record", ["planId": plan, "amount": Self.rub(Int64(index)), "date": date], as: Self.ann)
+                        return (Int64(index), reply["plan"]?["saved"]?["minor"]?.integerValue ?? -1, reply["plan"]?["deposits"]?.integerValue ?? -1)
                     }
                 }
-                try await group.waitForAll()
+                return try await group.reduce(into: []) { $0.append($1) }
             }
+            let ordered = answered.sorted { $0.1 < $1.1 }
+            #expect(ordered.map(\.2) == Array(1...40).map(Int64.init))
+            #expect(zip([(Int64(0), Int64(0), Int64(0))] + ordered, ordered).allSatisfy { earlier, later in later.1 - earlier.1 == later.0 })
             let view = try await Self.ok(savings, "savings.plans.get", ["planId": plan], as: Self.ann)
             #expect(view["saved"]?["minor"] == .integer(Int64((1...40).reduce(0, +))) && view["deposits"] == 40)
             let stored = try await savings.runtime.pool.read { db in try Int64.fetchOne(db, sql: "SELECT SUM(amount_minor) FROM deposit") }
@@ -452,7 +459,10 @@ struct SavingsFlowTests {
             let plan = try #require(try await Self.ok(savings, "savings.plans.start", Self.equalPlan(), as: Self.ann)["id"])
             try await Self.ok(savings, "savings.deposits.record", ["planId": plan, "amount": Self.rub(1_000), "date": Self.date(Self.today())], as: Self.ann, idem: "d1")
             try await Self.ok(savings, "savings.plans.start", Self.equalPlan(), as: Self.bob)
+            // The plan as its deposit left it is kept in memory for the next deposit, until the account goes.
+            #expect(LastWrittenPlans.shared.plan(try #require(plan.stringValue), of: "user-ann")?.saved == 1_000)
             try await savings.runtime.pool.write { db in try UserDeletion.remove(db, user: "user-ann", at: Date()) }
+            #expect(LastWrittenPlans.shared.plan(try #require(plan.stringValue), of: "user-ann") == nil)
             let left = try await savings.runtime.pool.read { db in
                 (
                     try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM plan WHERE user_id = 'user-ann'"), try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM deposit"),

@@ -377,6 +377,7 @@ struct PlanOperations: Sendable {
             try db.cachedStatement(sql: "DELETE FROM plan WHERE id = ?").execute(arguments: [plan.id])
             try DurableTimers.cancel(db, kind: InstallmentReminders.timerKind, key: plan.id)
             try SavingsEvents.plan(db, "savings.plan.deleted", plan, at: context.receivedAt)
+            LastWrittenPlans.shared.forget(plan: plan.id)
             return ["deleted": true]
         }
     }

@@ -16,6 +16,7 @@ enum UserDeletion {
         try IdempotencyStore.forget(db, user: user)
         try Outbox.redact(db, user: user, as: "deleted")
         try DeletedUsers.record(db, user: user, at: Instant.format(date))
+        LastWrittenPlans.shared.forget(user: user)
     }
 
     static var subscription: EventSubscription {
