@@ -390,6 +390,51 @@ struct SavingsFlowTests {
         }
     }
 
+    @Test("deposits racing undos, pauses and resumes on one plan: the plan always holds the sum and count of its deposits")
+    func depositsRacingOtherChanges() async throws {
+        try await Self.with { savings in
+            let plan = try #require(try await Self.ok(savings, "savings.plans.start", Self.equalPlan(target: 1_000_000), as: Self.ann)["id"])
+            let date = Self.date(Self.today())
+            var first: [JSONValue] = []
+            for index in 1...6 {
+                let reply = try await Self.ok(savings, "savings.deposits.record", ["planId": plan, "amount": Self.rub(Int64(index)), "date": date], as: Self.ann)
+                first.append(try #require(reply["deposit"]?["id"]))
+            }
+            let firstDeposits = first
+            // Deposits worked out against the plan as the last deposit left it meet undos,
+            // pauses and resumes that change it in between: each is refused or recorded
+            // whole, never against a stale plan.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 1...30 {
+                    group.addTask {
+                        _ = try await savings.call(
+                            "savings.deposits.record", data: ["planId": plan, "amount": Self.rub(Int64(100 + index)), "date": date], as: Self.ann)
+                    }
+                }
+                for deposit in firstDeposits {
+                    group.addTask { _ = try await savings.call("savings.deposits.undo", data: ["depositId": deposit], as: Self.ann) }
+                }
+                for op in ["savings.plans.pause", "savings.plans.resume", "savings.plans.pause", "savings.plans.resume"] {
+                    group.addTask { _ = try await savings.call(op, data: ["planId": plan], as: Self.ann) }
+                }
+                try await group.waitForAll()
+            }
+            let view = try await Self.ok(savings, "savings.plans.get", ["planId": plan], as: Self.ann)
+            let stored = try await savings.runtime.pool.read { db in
+                try Row.fetchOne(db, sql: "SELECT COALESCE(SUM(amount_minor), 0) AS total, COUNT(*) AS count FROM deposit WHERE plan_id = ?", arguments: [plan.stringValue])
+            }
+            let total: Int64 = try #require(stored)["total"], count: Int64 = try #require(stored)["count"]
+            #expect(view["saved"]?["minor"] == .integer(total) && view["deposits"] == .integer(count), "\(view)")
+            // Every undo found its deposit: what is left is the racing deposits that were recorded.
+            #expect(count <= 30 && total >= count * 101)
+            // One more deposit after the dust settles answers the plan as it is.
+            if view["state"] == "active" {
+                let last = try await Self.ok(savings, "savings.deposits.record", ["planId": plan, "amount": Self.rub(1), "date": date], as: Self.ann)
+                #expect(last["plan"]?["saved"]?["minor"] == .integer(total + 1) && last["plan"]?["deposits"] == .integer(count + 1))
+            }
+        }
+    }
+
     @Test("statistics: each open plan's pace and the totals per currency")
     func stats() async throws {
         try await Self.with { savings in
