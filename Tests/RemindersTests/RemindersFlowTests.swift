@@ -232,7 +232,14 @@ struct RemindersFlowTests {
                     try String.fetchAll(db, sql: "SELECT data FROM platform_event WHERE type = 'reminders.due'").map { try JSONParser.parse(Data($0.utf8)) }
                 }
             }
+            // Lists asked for again and again before it fires (each read thread remembers them).
+            for _ in 0..<8 { #expect(try await Self.ok(service, "reminders.list")["items"]?[0]?["next"]?["local"] == .string(soon)) }
             #expect(try await Poll.until(timeout: .seconds(80), interval: .milliseconds(100)) { try await !published().isEmpty })
+            // Firing moved the next occurrence on: every list says so, none from memory.
+            for _ in 0..<8 {
+                let next = try await Self.ok(service, "reminders.list")["items"]?[0]?["next"]?["local"]?.stringValue
+                #expect(next != nil && next != soon)
+            }
             let event = try #require(try await published().first)
             #expect(event["reminderId"] == .string(id) && event["kind"] == "alert" && event["minutesBefore"] == 0 && event["late"] == false)
             let alert = try #require(event["alertId"])
@@ -389,6 +396,47 @@ struct RemindersFlowTests {
             #expect(try await Self.ok(service, "reminders.list", ["category": "holiday"])["items"]?.arrayValue?.count == made)
             // Another country is another subscription.
             #expect(try await Self.ok(service, "reminders.holidays.subscribe", ["country": "DE", "keys": ["easter"]])["made"]?.integerValue ?? 0 >= 1)
+        }
+    }
+
+    @Test("lists, searches and the history answered again from memory follow each change of the user's: an edit, the zone, done, delete; another user's lists stay theirs")
+    func rememberedReadsFollowChanges() async throws {
+        try await Self.with { service in
+            // Eight of each call: every read thread answers (and remembers) some of them.
+            func each(_ op: String, _ data: JSONValue = [:], as caller: TestCaller = Self.ann, where check: (JSONValue) -> Bool, _ location: SourceLocation = #_sourceLocation) async throws {
+                for _ in 0..<8 {
+                    let reply = try await Self.ok(service, op, data, as: caller, sourceLocation: location)
+                    #expect(check(reply), "\(op) \(data)", sourceLocation: location)
+                }
+            }
+            let titles = { (page: JSONValue) in page["items"]?.arrayValue?.compactMap { $0["title"]?.stringValue } ?? [] }
+            let utc = { (page: JSONValue) in page["items"]?[0]?["next"]?["utc"]?.stringValue.flatMap(Instant.parse) }
+            try await Self.ok(service, "reminders.settings.set", ["timeZone": "Asia/Tokyo"])
+            let made = try await Self.ok(service, "reminders.create", ["title": "Water plants", "start": "2030-06-01T08:00"])
+            let id = try #require(made["id"])
+            try await Self.ok(service, "reminders.create", ["title": "Water plants too", "start": "2030-06-02T08:00"], as: Self.bob)
+            try await each("reminders.list", where: { titles($0) == ["Water plants"] && utc($0) == Instant.parse("2030-05-31T23:00:00Z") })
+            try await each("reminders.search", ["query": "water"], where: { titles($0) == ["Water plants"] })
+            try await each("reminders.history", where: { titles($0) == [] })
+            try await each("reminders.list", as: Self.bob, where: { titles($0) == ["Water plants too"] })
+
+            try await Self.ok(service, "reminders.update", ["id": id, "title": "Feed the cat"])
+            try await each("reminders.list", where: { titles($0) == ["Feed the cat"] })
+            try await each("reminders.search", ["query": "water"], where: { titles($0) == [] })
+            try await each("reminders.search", ["query": "cat"], where: { titles($0) == ["Feed the cat"] })
+            try await each("reminders.list", as: Self.bob, where: { titles($0) == ["Water plants too"] })
+
+            // The zone the device reports moves a floating reminder's instant.
+            try await Self.ok(service, "reminders.settings.set", ["timeZone": "Europe/Berlin"])
+            try await each("reminders.list", where: { utc($0) == Instant.parse("2030-06-01T06:00:00Z") })
+
+            try await Self.ok(service, "reminders.done", ["id": id])
+            try await each("reminders.list", where: { titles($0) == [] })
+            try await each("reminders.history", where: { titles($0) == ["Feed the cat"] && $0["items"]?[0]?["status"] == "completed" })
+            try await each("reminders.search", ["query": "cat", "status": "completed"], where: { titles($0) == ["Feed the cat"] })
+            try await Self.ok(service, "reminders.delete", ["id": id])
+            try await each("reminders.history", where: { $0["items"]?[0]?["status"] == "archived" })
+            try await each("reminders.list", as: Self.bob, where: { titles($0) == ["Water plants too"] })
         }
     }
 

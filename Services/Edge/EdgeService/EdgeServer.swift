@@ -149,7 +149,7 @@ public final class EdgeServer: Sendable {
             if let wait = limiter.admit(head.client) {
                 throw ServiceError.rateLimited(retryAfterMs: Int64(wait.wholeMilliseconds), "too many requests from this address")
             }
-            guard RequestEnvelope.isOperationName(op) else { throw ServiceError.unknownOp(op) }
+            guard RequestEnvelope.isOperationName(op) else { throw ServiceError.unknownOperationName }
             head.token = try bearerToken(headers)
             head.idem = try idempotencyKey(headers)
             if let length = headers[.contentLength].flatMap(Int.init), length > settings.maxBodyBytes {

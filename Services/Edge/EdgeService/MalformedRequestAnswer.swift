@@ -70,16 +70,19 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is RefusedRequest || error is HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        // The first refusal is the one answered: what the parser says of bytes after it
+        // (it reads on while that refusal waits its turn) does not change it.
+        guard answersBeforeRefusal == nil else { return }
         if let refused = error as? RefusedRequest {
             reason = refused.message
         } else if let parser = error as? HTTPParserError, parser == .headerOverflow {
             reason = "the request line and headers are longer than the edge takes"
             status = HTTPResponse.Status(code: 431, reasonPhrase: "Request Header Fields Too Large")
-        } else if !(error is HTTPParserError) {
-            context.fireErrorCaught(error)
-            return
         }
-        guard answersBeforeRefusal == nil else { return }
         // The answers of the requests before the refused one go first, in order; a request
         // refused in its body (its head read) is the refused one, not waited for.
         let before = inRequest ? requests - 1 : requests

@@ -99,6 +99,7 @@ public struct PlatformConfiguration: Sendable, Equatable {
         ("BACKEND_BACKUP_DIR", "folder of the periodic backups (default <data folder>/backups)"),
         ("BACKEND_BACKUP_KEEP", "periodic backups kept per service (default 24)"),
         ("BACKEND_STOP_WITH_PARENT", "1: exit when the parent process exits"),
+        ("BACKEND_READ_MEMORY", "off: reads declared remembered are worked out every time (default on)"),
     ]
 
     /// Applies the `BACKEND_*` variables present in `environment`.

@@ -100,8 +100,14 @@ public struct ServiceOperation: Sendable {
     }
 
     /// An operation answered from one read transaction.
+    ///
+    /// `remembered`: the answer is a function of the request and of the caller's own rows
+    /// in tables the service counts with ``UserChanges`` (not of the clock, nor of other
+    /// tables), so a read thread may give the same bytes again while none of those rows
+    /// changed (``ThreadReader/read(_:remembering:user:_:)``). For the lists a screen asks
+    /// for again and again.
     public static func read<Request: Decodable & Sendable, Response: Encodable & Sendable>(
-        _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema,
+        _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema, remembered: Bool = false,
         _ handler: @escaping @Sendable (RequestContext, Request, Database) throws -> Response
     ) -> ServiceOperation {
         ServiceOperation(
@@ -112,9 +118,15 @@ public struct ServiceOperation: Sendable {
                 return try WireJSON.encode(result)
             }, executeInline: nil,
             executeBlocking: { context, data in
-                let input = try decodeRequest(Request.self, from: data)
-                let result = try ThreadReader.read(try context.database()) { db in try handler(context, input, db) }
-                return try WireJSON.encode(result)
+                let pool = try context.database()
+                guard remembered, let principal = context.principal else {
+                    let input = try decodeRequest(Request.self, from: data)
+                    return try WireJSON.encode(try ThreadReader.read(pool) { db in try handler(context, input, db) })
+                }
+                let key = RememberedRead(op: name, principal: principal, data: data)
+                return try ThreadReader.read(pool, remembering: key, user: principal.userID) { db in
+                    try WireJSON.encode(try handler(context, try decodeRequest(Request.self, from: data), db))
+                }
             })
     }
 
@@ -187,6 +199,14 @@ public struct ServiceOperation: Sendable {
             "mode": .string(mode.rawValue), "request": request.jsonValue, "response": response.jsonValue,
         ]
     }
+}
+
+/// What a remembered read's answer depends on besides the database: the operation, the
+/// whole caller (user, roles, active role, session) and the request's `data`.
+struct RememberedRead: Hashable, Sendable {
+    let op: String
+    let principal: Principal
+    let data: JSONValue
 }
 
 /// Decodes an operation's typed input from `data` that already passed its schema.

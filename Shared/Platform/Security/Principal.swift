@@ -1,5 +1,5 @@
 /// Who is calling: the verified claims of an access token.
-public struct Principal: Sendable, Equatable, Codable {
+public struct Principal: Sendable, Hashable, Codable {
     /// The user's id.
     public var userID: String
     /// Every role the user holds (`recipient`, `sponsor`, `staff`, `admin`).

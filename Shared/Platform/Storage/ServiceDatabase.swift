@@ -142,5 +142,6 @@ enum PlatformMigrations {
         DeliveryOutbox.registerMigration(in: &migrator)
         ChangeFeed.registerMigration(in: &migrator)
         DeletedUsers.registerMigration(in: &migrator)
+        UserChanges.registerMigration(in: &migrator)
     }
 }

@@ -36,7 +36,7 @@ struct ReminderQueries: Sendable {
                 "from": .string(format: .date), "to": .string(format: .date), "order": .oneOf(["asc", "desc"]), "limit": Self.limit,
                 "cursor": .string(maxLength: 200),
             ]),
-            response: Self.pageSchema
+            response: Self.pageSchema, remembered: true
         ) { (context, input: ListRequest, db: Database) -> ReminderPage in
             let user = try context.requirePrincipal().userID
             let clock = try UserClock.load(db, user: user)
@@ -106,7 +106,8 @@ struct ReminderQueries: Sendable {
                 [
                     "items": .array(of: ReminderViews.reminderSchema),
                     "next": JSONSchema.string().nullable().described("always null: a search answers its best `limit` matches, unpaged"),
-                ], required: ["items", "next"])
+                ], required: ["items", "next"]),
+            remembered: true
         ) { (context, input: SearchRequest, db: Database) -> ReminderPage in
             let user = try context.requirePrincipal().userID
             let clock = try UserClock.load(db, user: user)
@@ -160,7 +161,7 @@ struct ReminderQueries: Sendable {
             summary: "Completed and deleted (archived) reminders in chronological order of when they were completed or deleted (`order` asc, default, or desc); `query` searches them as reminders.search does. Paged.",
             auth: Self.user,
             request: .object(["query": .string(minLength: 1, maxLength: 200), "order": .oneOf(["asc", "desc"]), "limit": Self.limit, "cursor": .string(maxLength: 200)]),
-            response: Self.pageSchema
+            response: Self.pageSchema, remembered: true
         ) { (context, input: HistoryRequest, db: Database) -> ReminderPage in
             let user = try context.requirePrincipal().userID
             let clock = try UserClock.load(db, user: user)

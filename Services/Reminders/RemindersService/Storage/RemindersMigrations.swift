@@ -196,5 +196,11 @@ enum RemindersMigrations {
         migrator.registerMigration("reminders-3-create-hash") { db in
             try db.execute(sql: "ALTER TABLE reminder ADD COLUMN create_hash TEXT")
         }
+        migrator.registerMigration("reminders-4-user-changes") { db in
+            // What a list, a search and the history show of a user (their reminders, and
+            // the zone from their settings or profile), counted per user for the reads
+            // that answer again from memory while it stands (``UserChanges``).
+            for table in ["reminder", "settings", "person"] { try db.execute(sql: UserChanges.triggers(on: table)) }
+        }
     }
 }
