@@ -33,6 +33,9 @@ struct StackRunnerTests {
             try schemas.check(health, of: "gateway.health")
             try schemas.check(described, of: "gateway.describe")
             #expect(try await stack.client.call("gateway.describe", data: ["x": 1], idempotent: true).error?.code == .validationFailed)
+            // Their frames are not counted against a client's budget: one longer than they need is refused unparsed.
+            let padded: JSONValue = ["x": .string(String(repeating: "a", count: 20_000))]
+            #expect(try await stack.client.call("gateway.health", data: padded, idempotent: true).error?.code == .payloadTooLarge)
 
             let pids = Self.childPIDs(in: output)
             #expect(pids.count == 9)

@@ -34,6 +34,8 @@ public final class Gateway: Service, Sendable {
     private let startedAt = ContinuousClock.now
     /// `gateway.describe`'s answer, made once.
     private static let description = GatewayDescription.document.serialized
+    /// The longest request frame the gateway's own operations take (they take no data).
+    static let maxOwnRequestBytes = 16_384
 
     /// What the gateway is waiting for a service to answer.
     private struct Pending {
@@ -234,7 +236,12 @@ public final class Gateway: Service, Sendable {
                 guard request.op == "gateway.health" || request.op == "gateway.describe" else {
                     return fail(message.envelope, id: request.id, op: request.op, .unknownOp(request.op), started: started)
                 }
-                // Neither takes data: unknown members are refused, as every operation refuses them.
+                // Neither takes data: unknown members are refused, as every operation refuses
+                // them. These are not counted against the client's budget, so a frame longer
+                // than any such request needs is refused before it is parsed.
+                if let last = frames.last, last.count > Self.maxOwnRequestBytes {
+                    return fail(message.envelope, id: request.id, op: request.op, .payloadTooLarge(limit: Self.maxOwnRequestBytes), started: started)
+                }
                 if let data = (frames.last.flatMap { try? JSONParser.parse($0) })?["data"], data != .null {
                     let problems = JSONSchema.empty.validate(data)
                     if !problems.isEmpty {
