@@ -61,6 +61,27 @@ struct RemindersGatewayTests {
             let documented = Set((describe.data?["operations"]?.arrayValue ?? []).compactMap { $0["op"]?.stringValue })
             #expect(Set(RemindersService.definition.operations.map(\.name)).isSubset(of: documented))
 
+            // Remembered lists stay behind the token check: Olga's two sessions list the
+            // same reminders (each answered again from memory), and once she signs out of one,
+            // its token gets `unauthenticated` however often that list was asked for.
+            let secondLogin = try await AuthFixtures.signIn(stack.client, email: "olga@reminders.example", password: "secret-pass-1")
+            let olgaAgain = try #require(secondLogin.data?["accessToken"]?.stringValue)
+            let olgaFirstPage = try await stack.client.ok("reminders.list", ["limit": 5], token: other)
+            #expect(olgaFirstPage["items"]?.arrayValue?.count == 5)
+            for _ in 0..<8 {
+                #expect(try await stack.client.ok("reminders.list", ["limit": 5], token: other) == olgaFirstPage)
+                #expect(try await stack.client.ok("reminders.list", ["limit": 5], token: olgaAgain) == olgaFirstPage)
+            }
+            _ = try await stack.client.ok("auth.logout", token: other)
+            #expect(
+                try await Poll.until {
+                    try await stack.client.call("reminders.list", data: ["limit": 5], token: other).error?.code == .unauthenticated
+                })
+            for _ in 0..<8 {
+                #expect(try await stack.client.call("reminders.list", data: ["limit": 5], token: other).error?.code == .unauthenticated)
+                #expect(try await stack.client.ok("reminders.list", ["limit": 5], token: olgaAgain) == olgaFirstPage)
+            }
+
             // A deleted account's reminders go with it.
             try await stack.client.ok("auth.admin.users.delete", ["userId": .string(lenaID)], token: admin)
             let file = URL(fileURLWithPath: stack.configuration.dataDirectory).appendingPathComponent("reminders.sqlite")
@@ -73,6 +94,7 @@ struct RemindersGatewayTests {
                             && Int.fetchOne(db, sql: "SELECT COUNT(*) FROM subscription WHERE user_id = ?", arguments: [lenaID]) == 0
                     }
                 })
+            #expect(try await stack.client.call("reminders.list", data: [:], token: lena).error?.code == .unauthenticated)
         }
     }
 }
