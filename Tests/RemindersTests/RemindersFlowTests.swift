@@ -440,6 +440,43 @@ struct RemindersFlowTests {
         }
     }
 
+    @Test("a search typed with a combining mark and the same search precomposed are different requests, each answered as if asked first")
+    func rememberedSearchesByTheirBytes() async throws {
+        try await Self.with { service in
+            try await Self.ok(service, "reminders.create", ["title": "йогурт", "start": "2027-03-10T09:00", "zone": "UTC"])
+            let titles = { (page: JSONValue) in page["items"]?.arrayValue?.compactMap { $0["title"]?.stringValue } ?? [] }
+            let precomposed = "\u{0439}ог", decomposed = "\u{0438}\u{0306}ог"
+            // What each gives asked alone, with nothing remembered of the other (its own limit).
+            let alone = (
+                titles(try await Self.ok(service, "reminders.search", ["query": .string(precomposed), "limit": 49])),
+                titles(try await Self.ok(service, "reminders.search", ["query": .string(decomposed), "limit": 48])))
+            #expect(alone.0 == ["йогурт"])
+            for _ in 0..<8 { #expect(titles(try await Self.ok(service, "reminders.search", ["query": .string(decomposed)])) == alone.1) }
+            for _ in 0..<8 { #expect(titles(try await Self.ok(service, "reminders.search", ["query": .string(precomposed)])) == alone.0) }
+        }
+    }
+
+    @Test("lists racing creates: every list answered after the last create's reply has them all, on every read thread")
+    func rememberedReadsRacingWrites() async throws {
+        try await Self.with { service in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for number in 0..<20 {
+                    group.addTask {
+                        try await Self.ok(service, "reminders.create", ["title": .string("Race \(number)"), "start": .string("2030-01-\(10 + number)T09:00"), "zone": "UTC"])
+                    }
+                    group.addTask {
+                        for _ in 0..<2 { _ = try await Self.ok(service, "reminders.list", ["limit": 50]) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for _ in 0..<12 {
+                let titles = try await Self.ok(service, "reminders.list", ["limit": 50])["items"]?.arrayValue?.compactMap { $0["title"]?.stringValue } ?? []
+                #expect(titles == (0..<20).map { "Race \($0)" })
+            }
+        }
+    }
+
     @Test("settings shared by devices: defaults, set, reset; floating reminders follow the reported zone")
     func settingsAndFloating() async throws {
         try await Self.with { service in
