@@ -123,7 +123,7 @@ public struct ServiceOperation: Sendable {
                     let input = try decodeRequest(Request.self, from: data)
                     return try WireJSON.encode(try ThreadReader.read(pool) { db in try handler(context, input, db) })
                 }
-                let key = RememberedRead(op: name, principal: principal, data: ExactJSON(data))
+                let key = RememberedRead(op: name, principal: principal, data: data.serialized)
                 return try ThreadReader.read(pool, remembering: key, user: principal.userID) { db in
                     try WireJSON.encode(try handler(context, try decodeRequest(Request.self, from: data), db))
                 }
@@ -202,68 +202,15 @@ public struct ServiceOperation: Sendable {
 }
 
 /// What a remembered read's answer depends on besides the database: the operation, the
-/// whole caller (user, roles, active role, session) and the request's `data`, its
-/// strings compared by their bytes.
+/// whole caller (user, roles, active role, session) and the request's `data` as its
+/// canonical bytes (``JSONValue/serialized``: keys sorted, strings as their UTF-8). Not the
+/// `JSONValue` itself: Swift's `String` equality is canonical equivalence ("й" precomposed
+/// equals "и" with a combining breve), while a handler (a search's words, SQLite's
+/// comparisons) may tell them apart, so two such requests must not share an answer.
 struct RememberedRead: Hashable, Sendable {
     let op: String
     let principal: Principal
-    let data: ExactJSON
-}
-
-/// A JSON value whose strings are equal only when their UTF-8 bytes are: Swift's `String`
-/// equality is canonical equivalence ("й" precomposed equals "и" with a combining breve),
-/// while a handler (a search's words, SQLite's comparisons) may tell them apart, so two
-/// such requests must not share an answer.
-struct ExactJSON: Hashable, Sendable {
-    let value: JSONValue
-
-    init(_ value: JSONValue) { self.value = value }
-
-    static func == (left: ExactJSON, right: ExactJSON) -> Bool { same(left.value, right.value) }
-
-    func hash(into hasher: inout Hasher) { Self.hash(value, into: &hasher) }
-
-    private static func same(_ left: JSONValue, _ right: JSONValue) -> Bool {
-        switch (left, right) {
-        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
-        case (.array(let a), .array(let b)): return a.count == b.count && zip(a, b).allSatisfy { same($0, $1) }
-        case (.object(let a), .object(let b)):
-            guard a.count == b.count else { return false }
-            for (key, value) in a {
-                // Member names too: the one of `b` with the same bytes.
-                guard let other = b.first(where: { $0.key.utf8.elementsEqual(key.utf8) })?.value, same(value, other) else { return false }
-            }
-            return true
-        default: return left == right
-        }
-    }
-
-    private static func hash(_ value: JSONValue, into hasher: inout Hasher) {
-        switch value {
-        case .string(let text):
-            hasher.combine(1 as UInt8)
-            text.utf8.forEach { hasher.combine($0) }
-            hasher.combine(text.utf8.count)
-        case .array(let elements):
-            hasher.combine(2 as UInt8)
-            hasher.combine(elements.count)
-            for element in elements { hash(element, into: &hasher) }
-        case .object(let members):
-            // Order-free: the members' hashes are summed.
-            hasher.combine(3 as UInt8)
-            hasher.combine(members.count)
-            var sum = 0
-            for (key, member) in members {
-                var one = Hasher()
-                key.utf8.forEach { one.combine($0) }
-                hash(member, into: &one)
-                sum &+= one.finalize()
-            }
-            hasher.combine(sum)
-        default:
-            hasher.combine(value)
-        }
-    }
+    let data: Data
 }
 
 /// Decodes an operation's typed input from `data` that already passed its schema.

@@ -23,7 +23,7 @@ public enum ThreadReader {
         try Connections.ofThisThread.connection(to: pool).queue.read(body)
     }
 
-    /// Whether ``read(_:remembering:_:)`` keeps answers (`BACKEND_READ_MEMORY=off` turns
+    /// Whether ``read(_:remembering:user:_:)`` keeps answers (`BACKEND_READ_MEMORY=off` turns
     /// it off, to measure what it saves or to rule it out).
     public static let remembersAnswers = ProcessInfo.processInfo.environment["BACKEND_READ_MEMORY"]?.lowercased() != "off"
 
