@@ -23,7 +23,23 @@ public struct SocketOptions: Sendable, Equatable {
     /// ZMTP heartbeat interval in ms (`ZMQ_HEARTBEAT_IVL`); 0 disables heartbeats.
     public var heartbeatIntervalMs: Int32 = 2_000
     /// Time without traffic after a heartbeat before the peer is dropped (`ZMQ_HEARTBEAT_TIMEOUT`).
+    ///
+    /// libzmq counts this down even while it has stopped reading the connection because
+    /// the socket's receive queue is full (its `ZMQ_RCVHWM`): a peer that is alive and
+    /// sending is then dropped as dead, and the replies to what it sent before are lost
+    /// (zeromq/libzmq#3937, #4767). A socket that bounds its receive queue on purpose, and
+    /// may be too busy to read a connection for seconds, takes ``patientHeartbeatTimeoutMs``.
     public var heartbeatTimeoutMs: Int32 = 6_000
+    /// Time without traffic after which the peer should drop this connection, sent in
+    /// this socket's heartbeats (`ZMQ_HEARTBEAT_TTL`). The peer counts it down when it is
+    /// not reading (as above), so it is long: a peer that is slow to read must not drop a
+    /// live connection; a peer that is gone is noticed by this socket's own timeout.
+    public var heartbeatTtlMs: Int32 = patientHeartbeatTimeoutMs
+
+    /// The heartbeat timeout of a socket that stops reading a connection when its receive
+    /// queue is full (the gateway's and the services' request sockets): far beyond how long
+    /// a busy process leaves a connection unread, so only a peer that is gone is dropped.
+    public static let patientHeartbeatTimeoutMs: Int32 = 60_000
     /// Reconnect interval in ms (`ZMQ_RECONNECT_IVL`).
     public var reconnectIntervalMs: Int32 = 100
     /// Upper bound of the exponential reconnect backoff (`ZMQ_RECONNECT_IVL_MAX`).

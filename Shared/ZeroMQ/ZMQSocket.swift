@@ -241,7 +241,7 @@ public final class ZMQSocket {
         if options.heartbeatIntervalMs > 0 {
             try setOption(ZMQ_HEARTBEAT_IVL, options.heartbeatIntervalMs)
             try setOption(ZMQ_HEARTBEAT_TIMEOUT, options.heartbeatTimeoutMs)
-            try setOption(ZMQ_HEARTBEAT_TTL, options.heartbeatTimeoutMs)
+            try setOption(ZMQ_HEARTBEAT_TTL, options.heartbeatTtlMs)
         }
         try setOption(ZMQ_RECONNECT_IVL, options.reconnectIntervalMs)
         try setOption(ZMQ_RECONNECT_IVL_MAX, options.reconnectIntervalMaxMs)

@@ -133,6 +133,68 @@ struct ZeroMQTests {
         #expect(received == [10])
     }
 
+    /// The gateway and the services bound their receive queues (`ZMQ_RCVHWM`); when one is
+    /// full, libzmq stops reading that connection, and its heartbeat timers run on
+    /// regardless (zeromq/libzmq#3937). A client pipelining large requests to a busy
+    /// gateway was dropped as dead after 6 s and the replies to what it had sent were lost
+    /// (CI, `GatewayMemoryTests`). A server that reads nothing for 9 s (past the default
+    /// 6 s timeout and 2 s interval) keeps a default client's connection when its timeout is
+    /// the patient one, and answers every request; with heartbeats that give up sooner than
+    /// the pause, the same exchange loses requests, so the check would catch the bug.
+    @Test("a server too busy to read a client for 9 s keeps the connection with patient heartbeats, and answers everything")
+    func patientHeartbeatsOutlastAReadingPause() async throws {
+        async let patient = onSocketThread {
+            try Self.repliesAfterReadingPause(server: .with {
+                $0.receiveHighWaterMark = 1
+                $0.heartbeatTimeoutMs = SocketOptions.patientHeartbeatTimeoutMs
+            }, client: SocketOptions())
+        }
+        async let hasty = onSocketThread {
+            try Self.repliesAfterReadingPause(server: .with {
+                $0.receiveHighWaterMark = 1
+                $0.heartbeatIntervalMs = 500
+                $0.heartbeatTimeoutMs = 1_500
+            }, client: SocketOptions())
+        }
+        let (kept, dropped) = try await (patient, hasty)
+        #expect(kept == Self.pipelined, "answered \(kept) of \(Self.pipelined)")
+        #expect(dropped < Self.pipelined, "answered \(dropped) of \(Self.pipelined) despite a heartbeat timeout shorter than the pause")
+    }
+
+    /// 24 requests of 1 MB: far more than loopback's socket buffers and a one-message queue.
+    static let pipelined = 24
+
+    /// Sends ``pipelined`` requests from a DEALER, leaves them unread for 9 s, then serves
+    /// them; returns how many distinct requests were answered.
+    static func repliesAfterReadingPause(server serverOptions: SocketOptions, client clientOptions: SocketOptions) throws -> Int {
+        let server = try ZMQSocket(type: .router, options: serverOptions)
+        defer { server.close() }
+        try server.bind("tcp://127.0.0.1:*")
+        let client = try ZMQSocket(type: .dealer, options: clientOptions)
+        defer { client.close() }
+        try client.connect(server.lastEndpoint)
+        let body = Data(repeating: 0x61, count: 1 << 20)
+        for index in 0..<pipelined {
+            try client.send(multipart: [Data([UInt8(index)]), body])
+        }
+        usleep(9_000_000)
+        var answered = Set<UInt8>()
+        var poller = Poller()
+        poller.add(server)
+        poller.add(client)
+        let deadline = ContinuousClock.now + .seconds(4)
+        while answered.count < pipelined, ContinuousClock.now < deadline {
+            _ = try poller.poll(timeoutMs: 100)
+            while let frames = try server.receiveMultipart(dontWait: true) {
+                try server.send(multipart: [frames[0], frames[1]], dontWait: true)
+            }
+            while let frames = try client.receiveMultipart(dontWait: true) {
+                if let tag = frames.first?.first { answered.insert(tag) }
+            }
+        }
+        return answered.count
+    }
+
     @Test("Z85 round trip and CURVE key pairs")
     func z85AndKeys() throws {
         let bytes: [UInt8] = [0x86, 0x4F, 0xD2, 0x6F, 0xB5, 0x59, 0xF7, 0x5B]

@@ -102,6 +102,10 @@ public final class Gateway: Service, Sendable {
                 $0.maxMessageSize = limits.maxMessageBytes
                 $0.receiveHighWaterMark = limits.frontendReceiveHighWaterMark
                 $0.sendHighWaterMark = limits.frontendSendHighWaterMark
+                // A full receive queue (a client pipelining large requests to a busy
+                // gateway) stops libzmq reading that connection; it must not be dropped as
+                // dead meanwhile, losing the replies to what it sent (SocketOptions).
+                $0.heartbeatTimeoutMs = SocketOptions.patientHeartbeatTimeoutMs
                 $0.curve = publicCurve
             })
             try frontend.bind(endpoint)
@@ -112,6 +116,7 @@ public final class Gateway: Service, Sendable {
                     $0.maxMessageSize = limits.maxMessageBytes
                     $0.receiveHighWaterMark = limits.edgeReceiveHighWaterMark
                     $0.sendHighWaterMark = limits.backendSendHighWaterMark
+                    $0.heartbeatTimeoutMs = SocketOptions.patientHeartbeatTimeoutMs
                     $0.curve = role
                 })
                 try socket.bind(configuration.gatewayEdgeEndpoint)

@@ -134,6 +134,9 @@ public final class RequestServer: Service, Sendable {
             socket = try ZMQSocket(type: .router, options: .with {
                 $0.maxMessageSize = limits.maxMessageBytes
                 $0.receiveHighWaterMark = limits.receiveHighWaterMark
+                // A full receive queue stops libzmq reading the gateway's connection; a
+                // busy service must not drop it as dead meanwhile (SocketOptions).
+                $0.heartbeatTimeoutMs = SocketOptions.patientHeartbeatTimeoutMs
                 $0.curve = curve
             })
             try socket.bind(endpoint)
