@@ -277,6 +277,63 @@ struct StatsFlowTests {
         }
     }
 
+    /// Found by an attack over the wire: the days were fixed in the zone of the moment a
+    /// workout was recorded, so after a change of zone the statistics of the new zone's
+    /// periods missed or misplaced past training.
+    @Test("a change of zone moves the whole history to the new zone's days: series, streaks, training days and the per-day totals")
+    func historyFollowsTheZone() async throws {
+        try await InProcessService.with(StatsService.definition) { service in
+            // Noon UTC three and four days ago: the next day in Kiritimati (UTC+14), the same
+            // day in St John's (UTC-3:30).
+            let today = ZoneClock.utc.local(Date()).date
+            func noon(_ daysAgo: Int) -> Date { ZoneClock.utc.startOfDay(today.adding(days: -daysAgo)).addingTimeInterval(12 * 3_600) }
+            func upload(_ id: String, at start: Date) -> JSONValue {
+                [
+                    "id": .string(id), "countdownSeconds": 5,
+                    "exercises": [[
+                        "exerciseId": "squat", "shownAt": .string(Instant.format(start)), "completedAt": .string(Instant.format(start.addingTimeInterval(20))),
+                        "repetitions": 10, "recommended": 10,
+                    ]],
+                ]
+            }
+            func trainedDays() async throws -> [String] {
+                let points = try await Self.ok(service, "stats.performance", ["period": "two_weeks"])["points"]?.arrayValue ?? []
+                return points.filter { $0["exercises"]?.integerValue ?? 0 > 0 }.compactMap { $0["day"]?.stringValue }
+            }
+            func storedDays() async throws -> [String] {
+                try await service.runtime.pool.read { db in
+                    try String.fetchAll(db, sql: "SELECT day FROM training_day WHERE user_id = 'user-ann' ORDER BY day")
+                }
+            }
+            let (d, before) = (today.adding(days: -3).description, today.adding(days: -4).description)
+
+            try await Self.ok(service, "stats.preferences.set", ["timeZone": "Pacific/Kiritimati"])
+            let sync = try await Self.ok(service, "stats.workouts.sync", ["workouts": [upload("zone-trip-1", at: noon(3)), upload("zone-trip-2", at: noon(4))]])
+            #expect(sync["accepted"]?.arrayValue?.count == 2)
+            let later = today.adding(days: -2).description
+            #expect(try await trainedDays() == [d, later])
+            #expect(try await storedDays() == [d, later])
+
+            try await Self.ok(service, "stats.preferences.set", ["timeZone": "America/St_Johns"])
+            #expect(try await trainedDays() == [before, d])
+            #expect(try await storedDays() == [before, d])
+            let facts = try await Self.ok(service, "stats.keyFacts", ["period": "two_weeks"])
+            #expect(facts["workouts"] == 2 && facts["exercisesDone"] == 2 && facts["longestStreak"] == 2)
+            let stored = try await service.runtime.pool.read { db in
+                try String.fetchAll(db, sql: "SELECT day FROM workout WHERE user_id = 'user-ann' ORDER BY day")
+            }
+            #expect(stored == [before, d])
+
+            // Back to UTC (no zone moves nothing twice): the totals are those of one exercise a day.
+            try await Self.ok(service, "stats.preferences.set", ["timeZone": "UTC", "level": "advanced"])
+            #expect(try await trainedDays() == [before, d])
+            let totals = try await service.runtime.pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT day, done, repetitions FROM exercise_day WHERE user_id = 'user-ann' ORDER BY day").map { "\($0[0] as String) \($0[1] as Int) \($0[2] as Int)" }
+            }
+            #expect(totals == ["\(before) 1 10", "\(d) 1 10"])
+        }
+    }
+
     @Test("offline workouts: accepted when plausible, the same upload again is already there, implausible ones refused with every reason, none dropped")
     func offlineSync() async throws {
         try await InProcessService.with(StatsService.definition) { service in

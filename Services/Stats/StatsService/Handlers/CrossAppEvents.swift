@@ -153,9 +153,12 @@ enum CrossAppEvents {
                 let language = event.data["locale"]?.stringValue.map { String($0.prefix(2)).lowercased() }.flatMap { ["de", "en"].contains($0) ? $0 : nil }
                 guard try !UserPreferences.exists(db, user: user) else { return }
                 var stored = try UserPreferences.load(db, user: user)
+                let zoneBefore = stored.timeZone
                 if let zone { stored.timeZone = zone }
                 stored.language = language
                 try stored.save(db, user: user, now: Date())
+                // Workouts uploaded before any zone was known counted UTC days.
+                if stored.timeZone != zoneBefore { try TrainingDays.follow(db, user: user, clock: stored.clock) }
                 return
             }
             try seen(db, event, user: user)

@@ -51,7 +51,7 @@ struct PreferenceOperations: Sendable {
 
     var set: ServiceOperation {
         .write(
-            "stats.preferences.set", summary: "Changes the preferences sent; the rest stay. A workout under way keeps the countdown it started with.",
+            "stats.preferences.set", summary: "Changes the preferences sent; the rest stay. A workout under way keeps the countdown it started with. A new `timeZone` moves the whole history to its days in that zone (the statistics count the days of the present zone).",
             auth: .authenticated,
             request: .object(
                 [
@@ -63,6 +63,7 @@ struct PreferenceOperations: Sendable {
         ) { (context, input: SetRequest, db: Database) -> JSONValue in
             let user = try context.requirePrincipal().userID
             var stored = try UserPreferences.load(db, user: user)
+            let zoneBefore = stored.timeZone
             if let level = input.level { stored.preferences.level = level }
             if let goal = input.goal { stored.preferences.goal = goal }
             if let seconds = input.countdownSeconds { stored.preferences.countdownSeconds = seconds }
@@ -71,6 +72,8 @@ struct PreferenceOperations: Sendable {
             if let zone = input.timeZone { stored.timeZone = zone }
             if let language = input.language { stored.language = language }
             try stored.save(db, user: user, now: context.receivedAt)
+            // The history's days follow the zone (the statistics count days of the present one).
+            if stored.timeZone != zoneBefore { try TrainingDays.follow(db, user: user, clock: stored.clock) }
             return Self.view(stored)
         }
     }
