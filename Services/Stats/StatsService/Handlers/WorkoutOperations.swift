@@ -274,10 +274,11 @@ struct WorkoutOperations: Sendable {
             guard let step = workout.current, input.number.map({ $0 == step.number }) ?? true, input.exerciseId.map({ $0 == step.exerciseID }) ?? true
             else { throw ServiceError.conflict("that is not the exercise on screen", reason: "not_current") }
             guard step.attempt < 50 else { throw ServiceError.conflict("too many skips of one exercise", reason: "too_many_skips") }
-            try db.cachedStatement(sql: "UPDATE workout_exercise SET state = 'skipped', completed_ms = ? WHERE user_id = ? AND workout_id = ? AND number = ? AND attempt = ?")
-                .execute(arguments: [Instant.milliseconds(now), user, workout.id, step.number, step.attempt])
-            workout.steps[workout.steps.count - 1].state = "skipped"
             let preferences = try UserPreferences.load(db, user: user)
+            // A skip counts on the day it happened, as a completion does (and as a change of zone recounts it).
+            try db.cachedStatement(sql: "UPDATE workout_exercise SET state = 'skipped', completed_ms = ?, day = ? WHERE user_id = ? AND workout_id = ? AND number = ? AND attempt = ?")
+                .execute(arguments: [Instant.milliseconds(now), preferences.clock.local(now).date.description, user, workout.id, step.number, step.attempt])
+            workout.steps[workout.steps.count - 1].state = "skipped"
             let (next, exercise) = try Self.show(
                 db, user: user, workout: &workout, number: step.number, avoiding: step.exerciseID, preferences: preferences, now: now)
             return Self.stepView(workout, next, exercise: exercise, language: preferences.language)
