@@ -324,7 +324,8 @@ struct StatsFlowTests {
             }
             #expect(stored == [before, d])
 
-            // Back to UTC (no zone moves nothing twice): the totals are those of one exercise a day.
+            // Back to UTC, with another preference in the same call: the same days (noon UTC is the
+            // St John's day), and the per-day totals are those of one exercise a day, none counted twice.
             try await Self.ok(service, "stats.preferences.set", ["timeZone": "UTC", "level": "advanced"])
             #expect(try await trainedDays() == [before, d])
             let totals = try await service.runtime.pool.read { db in

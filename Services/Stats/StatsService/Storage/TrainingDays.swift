@@ -8,9 +8,8 @@ import Platform
 /// (``DayTotalsSchema``), and the training days (streaks) are brought in line.
 enum TrainingDays {
     /// Moves the user's exercises, workouts and training days to the days of `clock`.
-    /// Only rows whose day changes are written. Returns how many exercises moved.
-    @discardableResult
-    static func follow(_ db: Database, user: String, clock: ZoneClock) throws -> Int {
+    /// Only rows whose day changes are written.
+    static func follow(_ db: Database, user: String, clock: ZoneClock) throws {
         func day(_ ms: Int64) -> String { clock.local(Instant.date(milliseconds: ms)).date.description }
         // An exercise's day is that of its completion (or skip), or of its showing while on screen.
         var moved: [(workout: String, number: Int64, attempt: Int64, day: String)] = []
@@ -34,7 +33,7 @@ enum TrainingDays {
         for workout in workouts {
             try db.cachedStatement(sql: "UPDATE workout SET day = ? WHERE user_id = ? AND id = ?").execute(arguments: [workout.day, user, workout.id])
         }
-        guard !moved.isEmpty else { return 0 }
+        guard !moved.isEmpty else { return }
         // A training day is a day with an exercise done; only the difference is written,
         // so the runs' triggers (streaks) do as little as the move needs.
         let trained = Set(try String.fetchAll(db, sql: "SELECT DISTINCT day FROM workout_exercise WHERE user_id = ? AND state = 'done'", arguments: [user]))
@@ -45,6 +44,5 @@ enum TrainingDays {
         for new in trained.subtracting(stored).sorted() {
             try db.execute(sql: "INSERT INTO training_day (user_id, day) VALUES (?, ?)", arguments: [user, new])
         }
-        return moved.count
     }
 }
