@@ -36,11 +36,13 @@ public enum HTTPTestClient {
     /// Connects, sends each chunk (with `pause` between them), and reads until the server
     /// closes or `timeout` passes; returns what was read.
     public static func exchange(
-        host: String, port: Int, sending chunks: [Data], pause: Duration = .zero, timeout: Duration
+        host: String, port: Int, sending chunks: [Data], pause: Duration = .zero, halfClose: Bool = false, timeout: Duration
     ) async throws -> Data {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
-                continuation.resume(with: Result { try blockingExchange(host: host, port: port, chunks: chunks, pause: pause, timeout: timeout) })
+                continuation.resume(with: Result {
+                    try blockingExchange(host: host, port: port, chunks: chunks, pause: pause, halfClose: halfClose, timeout: timeout)
+                })
             }
             thread.start()
         }
@@ -123,7 +125,9 @@ public enum HTTPTestClient {
         return descriptor
     }
 
-    static func blockingExchange(host: String, port: Int, chunks: [Data], pause: Duration, timeout: Duration) throws -> Data {
+    /// `halfClose`: the client shuts its sending side after the last chunk (`SHUT_WR`), as
+    /// a client does that has nothing more to ask, and reads what comes back.
+    static func blockingExchange(host: String, port: Int, chunks: [Data], pause: Duration, halfClose: Bool = false, timeout: Duration) throws -> Data {
         let descriptor = try connect(host: host, port: port)
         defer { close(descriptor) }
         let deadline = ContinuousClock.now + timeout
@@ -136,6 +140,7 @@ public enum HTTPTestClient {
                 offset += sent
             }
         }
+        if halfClose { shutdown(descriptor, Int32(SHUT_WR)) }
         var received = Data()
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while ContinuousClock.now < deadline {

@@ -115,7 +115,9 @@ struct AdminRulesTests {
         let (data, errors) = add.data(from: ["goalId": "g1", "kind": "workout", "date": "2026-11-30", "text": "Swim 1 km", "checkable": ""])
         #expect(errors.isEmpty)
         #expect(data["goalId"] == "g1")
-        #expect(data["items"] == [["kind": "workout", "date": "2026-11-30", "text": "Swim 1 km", "checkable": false]])
+        // An unticked "checkable" is left out: the service derives it from the kind (a workout is always checkable).
+        #expect(data["items"] == [["kind": "workout", "date": "2026-11-30", "text": "Swim 1 km"]])
+        #expect(add.data(from: ["goalId": "g1", "kind": "recommendation", "text": "Walk", "checkable": "on"]).data["items"]?[0]?["checkable"] == true)
         // The service's problem on items[0].text shows beside the text field.
         let placed = add.placing(["items[0].text": "too long"])
         #expect(placed.byField["text"] == "too long")

@@ -227,6 +227,21 @@ struct AuthFlowTests {
             let second = try await auth.client.call("auth.challenge", data: [:], idem: "install-1")
             let nonces = [first, second].compactMap { $0.data?["nonce"]?.stringValue }
             #expect(nonces.count == 2 && nonces[0] != nonces[1])
+            // A refresh with a key is a refresh: new tokens each time, nothing stored for the key.
+            let session = try await Self.register(auth, "keyed@example.com")
+            let refreshed = try await auth.client.call("auth.refresh", data: ["refreshToken": try #require(session["refreshToken"])], idem: "r-1")
+            let again = try await auth.client.call("auth.refresh", data: ["refreshToken": try #require(refreshed.data?["refreshToken"])], idem: "r-1")
+            // (With the key honoured, the second, another body under the same key, would be a conflict.)
+            #expect(refreshed.ok && again.ok && refreshed.data?["refreshToken"] != again.data?["refreshToken"], "\(again.error?.code.rawValue ?? "")")
+            let replayed = try await auth.client.call("auth.refresh", data: ["refreshToken": try #require(again.data?["refreshToken"])], idem: "r-2")
+            let replayedAgain = try await auth.client.call("auth.refresh", data: ["refreshToken": try #require(again.data?["refreshToken"])], idem: "r-2")
+            // The same token and key again is a retry within the refresh's grace: new tokens, not a stored reply.
+            #expect(replayed.ok && replayedAgain.ok && replayed.data?["refreshToken"] != replayedAgain.data?["refreshToken"])
+            // describe says which operations ignore idem (the edge's OpenAPI document offers them no key).
+            let describe = try #require(try await auth.client.call("auth.describe").data?["operations"]?.arrayValue)
+            let ignoring = Set(describe.filter { $0["idem"] == "ignored" }.compactMap { $0["op"]?.stringValue })
+            #expect(ignoring.isSuperset(of: ["auth.challenge", "auth.refresh", "auth.login", "auth.phone.verify"]))
+            #expect(!ignoring.contains("auth.profile.update"))
         }
     }
 

@@ -60,6 +60,8 @@ struct EdgeFlowTests {
             #expect(invalid.json?["fields"]?["email"] != nil)
             expectError(try await Self.post(edge, "booking.pass.get", body: "{}"), 401, "unauthenticated")
             expectError(try await Self.post(edge, "booking.pass.get", body: "{}", headers: ["Authorization": "Basic abc"]), 401, "unauthenticated")
+            // Another scheme's credentials (a proxy's) are not a token: a public operation goes through.
+            #expect(try await Self.post(edge, "auth.health", body: "{}", headers: ["Authorization": "Basic abc"]).status == 200)
             let forged = try await Self.post(edge, "booking.pass.get", body: "{}", headers: ["Authorization": "Bearer forged.token"])
             expectError(forged, 401, "unauthenticated")
             #expect(forged.headers["www-authenticate"] == "Bearer")
@@ -414,6 +416,44 @@ struct EdgeFlowTests {
         }
     }
 
+    @Test("a client that half-closes after its requests still gets every answer; one request gets one final answer; a body too deep is the edge's own error")
+    func halfCloseAndOneAnswer() async throws {
+        try await Self.with(services: ["auth"]) { stack, edge in
+            let bind = try HostAndPort(stack.configuration.edgeBind, name: "edge")
+            // A call, then a routed request, then the client's FIN: both answered, in order
+            // (the call's answer was once dropped when the router closed at the end of input).
+            let halfClosed = String(
+                decoding: try await HTTPTestClient.exchange(
+                    host: bind.host, port: bind.port,
+                    sending: [Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}GET /v1/nowhere HTTP/1.1\r\nHost: x\r\n\r\n".utf8)],
+                    halfClose: true, timeout: .seconds(5)), as: UTF8.self)
+            let ok = halfClosed.range(of: "HTTP/1.1 200"), missing = halfClosed.range(of: "HTTP/1.1 404")
+            #expect(ok != nil && missing != nil && ok!.lowerBound < missing!.lowerBound, "\(halfClosed.prefix(300))")
+            let alone = String(
+                decoding: try await HTTPTestClient.exchange(
+                    host: bind.host, port: bind.port, sending: [Data("POST /v1/auth.health HTTP/1.0\r\nContent-Length: 0\r\n\r\n".utf8)],
+                    halfClose: true, timeout: .seconds(5)), as: UTF8.self)
+            #expect(alone.hasPrefix("HTTP/1.1 200"), "\(alone.prefix(200))")
+            // Refused on its head (a malformed token) and then malformed in its body: the first
+            // answer stands, no second one follows.
+            let twice = String(
+                decoding: try await HTTPTestClient.exchange(
+                    host: bind.host, port: bind.port,
+                    sending: [
+                        Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer\r\nTransfer-Encoding: chunked\r\n\r\n".utf8),
+                        Data("2\r\n{}\r\nZZ\r\n".utf8),
+                    ], pause: .milliseconds(300), timeout: .seconds(5)), as: UTF8.self)
+            #expect(twice.hasPrefix("HTTP/1.1 401") && twice.components(separatedBy: "HTTP/1.1 ").count == 2, "\(twice)")
+            // 64 levels of objects in the body are 65 in the envelope: refused by the edge,
+            // at a position in the body, whatever the request id's length.
+            let deep = String(repeating: #"{"a":"#, count: 64) + "1" + String(repeating: "}", count: 64)
+            let refused = try await Self.post(edge, "auth.health", body: deep, headers: ["X-Request-Id": String(repeating: "r", count: 40)])
+            #expect(refused.status == 400 && refused.json?["message"]?.stringValue?.hasPrefix("the body is not valid JSON") == true, "\(refused.json ?? .null)")
+            let fits = String(repeating: #"{"a":"#, count: 63) + "1" + String(repeating: "}", count: 63)
+            #expect(try await Self.post(edge, "auth.health", body: fits).status != 400)
+        }
+    }
+
     @Test("a client that sends its request slowly is cut off, and others are served meanwhile")
     func slowClients() async throws {
         try await Self.with(services: ["auth"], edge: [
@@ -451,7 +491,7 @@ struct EdgeFlowTests {
             let refused = try await HTTPTestClient.exchange(
                 host: bind.host, port: bind.port,
                 sending: [
-                    Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nAuthorization: Basic x\r\nContent-Length: 2\r\n\r\n".utf8), Data("{}".utf8),
+                    Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer\r\nContent-Length: 2\r\n\r\n".utf8), Data("{}".utf8),
                 ], pause: .milliseconds(500), timeout: .seconds(8))
             #expect(String(decoding: refused, as: UTF8.self).hasPrefix("HTTP/1.1 401"))
             let refusedIdled = ContinuousClock.now - refusedAt

@@ -176,6 +176,7 @@ struct EdgeRulesTests {
                 ["op": "booking.media.get", "summary": "Image.", "auth": "public", "mode": "read", "request": ["type": "object"], "response": ["type": "object"]],
                 ["op": "booking.media.put", "summary": "Upload.", "auth": "role:staff", "mode": "write", "request": ["type": "object"], "response": ["type": "object"]],
                 ["op": "booking.pass.topup", "summary": "Pays.", "auth": "authenticated", "mode": "task", "request": ["type": "object"], "response": ["type": "object"]],
+                ["op": "booking.login", "summary": "Signs in.", "auth": "public", "mode": "task", "request": ["type": "object"], "response": ["type": "object"], "idem": "ignored"],
             ],
             "events": [],
         ]
@@ -193,6 +194,8 @@ struct EdgeRulesTests {
         // A task (a payment) takes an idempotency key as a write does; an inline read does not.
         #expect(paths["/v1/booking.pass.topup"]?["post"]?["parameters"] == [["$ref": "#/components/parameters/IdempotencyKey"]])
         #expect(paths["/v1/booking.health"]?["post"]?["parameters"] == nil)
+        // An operation that ignores idem offers no key.
+        #expect(paths["/v1/booking.login"]?["post"] != nil && paths["/v1/booking.login"]?["post"]?["parameters"] == nil)
         #expect(paths["/v1/booking.health"]?["post"]?["security"] == [])
         #expect(paths["/v1/booking.admin.park.update"]?["post"]?["x-roles"] == ["admin", "staff"])
         #expect(paths["/v1/media/{service}/{id}"]?["get"] != nil && paths["/v1/media/booking"]?["post"] != nil)

@@ -185,4 +185,109 @@ struct GoalsReviewTests {
             #expect(try await goals.call("goals.activities", data: ["from": "2027-01-02T00:00:00Z", "to": "2027-01-01T00:00:00Z"], as: Flow.user("r")).error?.fields["to"] != nil)
         }
     }
+
+    // MARK: Second attack (helper-72)
+
+    @Test("a new type revises every offer still negotiated: the other sponsor's answer to the old goal is offer_changed, and they are told")
+    func newTypeRevisesEveryOffer() async throws {
+        try await Flow.with { goals in
+            try await Flow.sponsor(goals, "s1")
+            try await Flow.sponsor(goals, "s2")
+            let goal = try await Flow.ok(goals, "goals.create", ["type": "weight_loss", "settings": ["sport": "running"]], as: Flow.user("rec"))
+            let one = try await Flow.ok(goals, "goals.propose", ["goalId": goal["id"]!, "sponsor": "s1", "reward": ["text": "x"]], as: Flow.user("rec"))
+            let two = try await Flow.ok(goals, "goals.propose", ["goalId": goal["id"]!, "sponsor": "s2", "reward": ["text": "y"]], as: Flow.user("rec"))
+            try await Flow.ok(goals, "goals.revise", ["sponsorshipId": one["id"]!, "type": "ironman", "comment": "for s1 only"], as: Flow.user("rec"))
+            let stale = try await goals.call("goals.accept", data: ["sponsorshipId": two["id"]!, "round": 1], as: Flow.user("s2"))
+            #expect(stale.error?.details["reason"] == "offer_changed" && stale.error?.details["round"] == 2)
+            let told = try await goals.runtime.pool.read { db in
+                try String.fetchAll(db, sql: "SELECT data FROM platform_event WHERE type = 'goals.revised' ORDER BY seq")
+            }
+            #expect(told.count == 2 && told.contains { $0.contains("\"sponsorId\":\"s2\"") && $0.contains("ironman") && !$0.contains("for s1 only") })
+            let feed = try await Flow.ok(goals, "goals.feed", ["with": "rec", "limit": 1], as: Flow.user("s2"))
+            #expect(feed["entries"]?[0]?["kind"] == "revised")
+            #expect(try await Flow.ok(goals, "goals.accept", ["sponsorshipId": two["id"]!, "round": 2], as: Flow.user("s2"))["state"] == "accepted")
+            // A blank comment alone revises nothing.
+            let blank = try await goals.call("goals.revise", data: ["sponsorshipId": one["id"]!, "comment": "  "], as: Flow.user("rec"))
+            #expect(blank.error?.code == .validationFailed)
+        }
+    }
+
+    @Test("a goal that ends closes the offers still negotiated with a feed entry and goals.offer_withdrawn for each sponsor")
+    func endingTellsOpenOffers() async throws {
+        try await Flow.with { goals in
+            let (goalID, _) = try await Flow.activeGoal(goals, recipient: "rec", sponsor: "kept")
+            try await Flow.sponsor(goals, "waiting")
+            try await Flow.ok(goals, "goals.propose", ["goalId": .string(goalID), "sponsor": "waiting", "reward": ["text": "x"]], as: Flow.user("rec"))
+            try await Flow.ok(goals, "goals.withdraw", ["goalId": .string(goalID)], as: Flow.user("rec"))
+            let told = try await goals.runtime.pool.read { db in
+                try String.fetchAll(db, sql: "SELECT data FROM platform_event WHERE type = 'goals.offer_withdrawn'")
+            }
+            #expect(told.count == 1 && told[0].contains("\"sponsorId\":\"waiting\"") && told[0].contains("\"goalState\":\"withdrawn\""))
+            let feed = try await Flow.ok(goals, "goals.feed", ["with": "rec", "limit": 1], as: Flow.user("waiting"))
+            #expect(feed["entries"]?[0]?["kind"] == "withdrawn")
+        }
+    }
+
+    @Test("two people who sponsor each other: the goal named picks the feed, for comments and for reading")
+    func mutualSponsorsReachBothFeeds() async throws {
+        try await Flow.with { goals in
+            let (pGoal, _) = try await Flow.activeGoal(goals, recipient: "p", sponsor: "q")
+            let (qGoal, _) = try await Flow.activeGoal(goals, recipient: "q", sponsor: "p")
+            let comment = try await Flow.ok(goals, "goals.comments.add", ["with": "q", "goalId": .string(qGoal), "text": "go Quinn"], as: Flow.user("p"))
+            #expect(comment["goalId"]?.stringValue == qGoal)
+            let theirs = try await Flow.ok(goals, "goals.feed", ["with": "q", "goalId": .string(qGoal), "limit": 1], as: Flow.user("p"))
+            #expect(theirs["entries"]?[0]?["text"] == "go Quinn")
+            let mine = try await Flow.ok(goals, "goals.feed", ["with": "q", "limit": 5], as: Flow.user("p"))
+            #expect(mine["entries"]?.arrayValue?.allSatisfy { $0["goalId"]?.stringValue == pGoal } == true)
+            #expect(try await goals.call("goals.feed", data: ["with": "q", "goalId": "goal_nope"], as: Flow.user("p")).error?.code == .notFound)
+        }
+    }
+
+    @Test("a finished goal's plan is closed to edits; contradictory or blank items and bad cursors are refused; no counter-goal once accepted")
+    func closedPlanAndItemRules() async throws {
+        try await Flow.with { goals in
+            let (goalID, _) = try await Flow.activeGoal(goals, recipient: "rec", sponsor: "spo")
+            let bad = try await goals.call(
+                "goals.admin.items.add", data: ["goalId": .string(goalID), "items": [["kind": "nutrition", "text": "Eat", "checkable": true]]], as: Flow.admin)
+            #expect(bad.error?.fields["items[0].checkable"] != nil)
+            let blank = try await goals.call("goals.admin.items.add", data: ["goalId": .string(goalID), "items": [["kind": "tip", "text": "   "]]], as: Flow.admin)
+            #expect(blank.error?.fields["items[0].text"] != nil)
+            let control = try await goals.call("goals.create", data: ["type": "custom", "settings": ["goal": "a\u{0}b"]], as: Flow.user("other"))
+            #expect(control.error?.fields["settings.goal"] != nil)
+            #expect(try await goals.call("goals.admin.inbox", data: ["before": "goal_nope"], as: Flow.admin).error?.fields["before"] != nil)
+            #expect(
+                try await goals.call("goals.items.list", data: ["goalId": .string(goalID), "from": "2026-02-02", "to": "2026-02-01"], as: Flow.user("rec"))
+                    .error?.fields["to"] != nil)
+            try await Flow.sponsor(goals, "late")
+            let offer = try await Flow.ok(goals, "goals.propose", ["goalId": .string(goalID), "sponsor": "late", "reward": ["text": "x"]], as: Flow.user("rec"))
+            let counter = try await goals.call("goals.reject", data: ["sponsorshipId": offer["id"]!, "kind": "counter_goal", "type": "ironman"], as: Flow.user("late"))
+            #expect(counter.error?.details["reason"] == "wrong_state")
+
+            let added = try await Flow.ok(
+                goals, "goals.admin.items.add",
+                ["goalId": .string(goalID), "items": [["kind": "workout", "date": .string(Flow.today().description), "text": "Run"]]], as: Flow.admin)
+            let item = try #require(added["items"]?[0]?["id"])
+            try await Flow.ok(goals, "goals.admin.progress.set", ["goalId": .string(goalID), "percent": 100], as: Flow.admin)
+            for (op, data, caller) in [
+                ("goals.items.time", ["itemId": item, "time": "08:00"], Flow.user("rec")),
+                ("goals.admin.items.update", ["itemId": item, "text": "Swim"], Flow.admin),
+                ("goals.admin.items.remove", ["itemId": item], Flow.admin),
+            ] as [(String, JSONValue, TestCaller)] {
+                #expect(try await goals.call(op, data: data, as: caller).error?.details["reason"] == "wrong_state", "\(op)")
+            }
+        }
+    }
+
+    @Test("a like needs the offer still live: a withdrawn pair's feed is read, not written to")
+    func noLikeAfterWithdrawal() async throws {
+        try await Flow.with { goals in
+            try await Flow.sponsor(goals, "s")
+            let goal = try await Flow.ok(goals, "goals.create", ["type": "marathon"], as: Flow.user("rec"))
+            let offer = try await Flow.ok(goals, "goals.propose", ["goalId": goal["id"]!, "sponsor": "s", "reward": ["text": "x"]], as: Flow.user("rec"))
+            let comment = try await Flow.ok(goals, "goals.comments.add", ["with": "rec", "text": "hello"], as: Flow.user("s"))
+            try await Flow.ok(goals, "goals.offer.withdraw", ["sponsorshipId": offer["id"]!], as: Flow.user("rec"))
+            let like = try await goals.call("goals.comments.like", data: ["entryId": comment["id"]!, "liked": true], as: Flow.user("rec"))
+            #expect(like.error?.code == .conflict && like.error?.details["reason"] == "offer_closed")
+        }
+    }
 }

@@ -37,6 +37,21 @@ struct RecurrenceDaylightSavingTests {
         #expect(berlin.local(occurrences[1].instant) == F.local("2027-03-28T03:30"))
     }
 
+    @Test("an occurrence in a DST gap is named by the time the rule gives or the time it shows: as an exception and when marked done")
+    func aGapOccurrenceAnswersToTheTimeItShows() throws {
+        let berlin = try F.zone("Europe/Berlin")
+        for named in ["2027-03-28T02:30", "2027-03-28T03:30"] {
+            let series = try F.series("2027-03-27T02:30", "FREQ=DAILY;COUNT=3", zone: berlin, exceptions: [named])
+            #expect(F.locals(series.occurrences(limit: 3)) == ["2027-03-27T02:30", "2027-03-29T02:30"], "\(named)")
+        }
+        let timing = ReminderTiming(start: F.local("2027-03-27T02:30"), allDay: false, zone: "Europe/Berlin", rule: try RecurrenceRule.parse("FREQ=DAILY;COUNT=3"), exceptions: [])
+        let series = try F.series("2027-03-27T02:30", "FREQ=DAILY;COUNT=3", zone: berlin)
+        for named in ["2027-03-28T02:30", "2027-03-28T03:30"] {
+            let found = try ReminderOperations.occurrence(named, of: timing, series, doneThrough: nil, now: F.instant("2027-03-27T12:00:00Z"))
+            #expect(found.instant == F.instant("2027-03-28T01:30:00Z"), "\(named)")
+        }
+    }
+
     @Test func aDayTheZoneSkippedIsOneInstanceNotTwo() throws {
         // Samoa went from UTC-10 to UTC+14 after 29 December 2011: the 30th never was. Its
         // 09:00 moves forward by the gap (24 h) onto the 31st's 09:00, the same instant,

@@ -267,7 +267,10 @@ struct RemindersFlowTests {
             #expect(code == .validationFailed && fields["occurrence"] != nil)
             #expect(try await Self.failure(service, "reminders.done", ["id": id, "occurrence": .string(day(1))]).0 == .validationFailed)
             // In order, one at a time: each is the next not done when it is named.
-            #expect(try await Self.ok(service, "reminders.done", ["id": id, "occurrence": .string(day(0))])["doneThrough"] == .string(day(0)))
+            let early = try await Self.ok(service, "reminders.done", ["id": id, "occurrence": .string(day(0))])
+            #expect(early["doneThrough"] == .string(day(0)))
+            // Marked done ahead of its time, it is no longer the next: the list and the widget show the one after.
+            #expect(early["next"]?["local"] == .string(day(1)), "\(early["next"] ?? .null)")
             #expect(try await Self.ok(service, "reminders.done", ["id": id, "occurrence": .string(day(1))])["doneThrough"] == .string(day(1)))
             #expect(try await Self.failure(service, "reminders.done", ["id": id, "occurrence": .string(day(3))]).0 == .validationFailed)
             // Without `occurrence`, the next not done.
@@ -369,6 +372,22 @@ struct RemindersFlowTests {
             #expect(try await Self.ok(service, "reminders.subscriptions.list")["items"]?.arrayValue?.count == 1)
             let removed = try await Self.ok(service, "reminders.subscriptions.delete", ["id": .string(id), "removeReminders": true])
             #expect(removed["removed"]?.integerValue == Int64(before))
+        }
+    }
+
+    @Test("a subscription whose patterns match every day still makes the personal dates' milestones")
+    func milestonesBeforeCrowdingPatterns() async throws {
+        try await Self.with { service in
+            let today = ZoneClock.utc.localDate(of: Date())
+            // 10,000 days since it falls in ten days' time.
+            let personal = today.adding(days: -9_990)
+            let expected = Milestones.between(today, today.adding(days: SubscriptionOperations.horizonDays), since: personal)
+            try #require(!expected.isEmpty)
+            let subscription = try await Self.ok(
+                service, "reminders.beautiful.subscribe",
+                ["custom": [["name": "every", "pattern": "??.??.????"]], "personalDates": [["label": "wedding", "date": .string(personal.description)]]])
+            #expect(subscription["made"]?.integerValue == Int64(SubscriptionOperations.maximumPerTopUp))
+            #expect(try await Self.count(service, "SELECT COUNT(*) FROM reminder WHERE category = 'anniversary'") == expected.count)
         }
     }
 
@@ -524,6 +543,11 @@ struct RemindersFlowTests {
             #expect(made["category"] == "congratulation" && made["greeting"]?["recipientName"] == "Ольга" && made["rrule"] == "FREQ=YEARLY;SKIP=BACKWARD")
             #expect(try await Self.failure(service, "reminders.greetings.schedule", ["recipientName": "A", "message": "m", "date": "2027-05-20", "channel": "sms", "address": "nope"]).0 == .validationFailed)
             // A one-off greeting for a day gone would never be sent; a yearly one comes round again.
+            // Today, at a time already gone (00:00 UTC has always passed unless this runs at that very minute).
+            let today = ZoneClock.utc.localDate(of: Date())
+            let gone = try await Self.failure(
+                service, "reminders.greetings.schedule", ["recipientName": "A", "message": "m", "date": .string(today.description), "time": "00:00", "zone": "UTC"])
+            #expect(gone.0 == .validationFailed && gone.1["time"] != nil)
             let past = try await Self.failure(service, "reminders.greetings.schedule", ["recipientName": "A", "message": "m", "date": "2020-01-01"])
             #expect(past.0 == .validationFailed && past.1["date"] != nil)
             let yearly = try await Self.ok(service, "reminders.greetings.schedule", ["recipientName": "A", "message": "m", "date": "2020-01-01", "yearly": true])

@@ -114,6 +114,74 @@ struct RemindersSchedulerTests {
         }
     }
 
+    @Test("two alerts due at the same instant both fire: a daily reminder's \"a day before\" for tomorrow and today's own")
+    func tiedAlertsBothFire() async throws {
+        try await Self.withDatabase { pool in
+            let id = try await Self.insert(
+                pool, try Self.content(start: "2027-05-10T10:00", zone: "UTC", rule: "FREQ=DAILY;COUNT=3", alerts: [0, 1_440]),
+                at: Self.instant("2027-05-01T00:00:00Z"))
+            let events = try await Self.run(pool, reminder: id, firings: 10)
+            let seen = events.map { "\($0["dueAt"]?.stringValue ?? "") \($0["occurrence"]?["local"]?.stringValue ?? "") \($0["minutesBefore"]?.integerValue ?? -1)" }
+            #expect(seen == [
+                "2027-05-09T10:00:00.000Z 2027-05-10T10:00 1440",
+                "2027-05-10T10:00:00.000Z 2027-05-10T10:00 0", "2027-05-10T10:00:00.000Z 2027-05-11T10:00 1440",
+                "2027-05-11T10:00:00.000Z 2027-05-11T10:00 0", "2027-05-11T10:00:00.000Z 2027-05-12T10:00 1440",
+                "2027-05-12T10:00:00.000Z 2027-05-12T10:00 0",
+            ], "\(seen)")
+        }
+    }
+
+    @Test("a snoozed alert comes back while its occurrence stands, and not once an edit moved the reminder away from it")
+    func snoozeAfterEdit() async throws {
+        try await Self.withDatabase { pool in
+            let key = try await Self.insert(
+                pool, try Self.content(start: "2027-05-10T10:00", zone: "UTC", rule: nil, alerts: [0]), at: Self.instant("2027-05-01T00:00:00Z"))
+            let fired = try await Self.run(pool, reminder: key, firings: 1)
+            let alertID = try #require(fired.first?["alertId"]?.stringValue)
+            let snooze: @Sendable (Double) -> FiredTimer = { minutes in
+                let at = Self.instant("2027-05-10T10:00:00Z").addingTimeInterval(minutes * 60)
+                return FiredTimer(id: 0, kind: ReminderScheduler.snoozeKind, key: alertID, dueAt: at, firedAt: at)
+            }
+            let count = { try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_event WHERE type = 'reminders.due'") } }
+            try await pool.write { db in try ReminderScheduler.snoozeHandler.run(db, snooze(5)) }
+            #expect(try await count() == 2)
+            try await pool.write { db in
+                var row = try #require(try ReminderRow.load(db, timerKey: key))
+                row.content.timing = ReminderTiming(start: LocalText.dateTime("2027-05-20T10:00")!, allDay: false, zone: "UTC", rule: nil, exceptions: [])
+                try row.save(db)
+                try ReminderScheduler.snoozeHandler.run(db, snooze(10))
+            }
+            #expect(try await count() == 2)
+        }
+    }
+
+    @Test("a greeting with a channel is queued for its address at each occurrence's alert, once; without one the user is only reminded")
+    func greetingsAreSent() async throws {
+        try await Self.withDatabase { pool in
+            var content = try Self.content(start: "2027-05-10T09:00", zone: "UTC", rule: "FREQ=YEARLY", alerts: [0, 60])
+            content.category = .congratulation
+            content.greeting = Greeting(recipientName: "Anna", message: "С днём рождения!", channel: "sms", address: "+79991234567")
+            let key = try await Self.insert(pool, content, at: Self.instant("2027-05-01T00:00:00Z"))
+            var email = try Self.content(start: "2027-05-11T09:00", zone: "UTC", rule: nil, alerts: [0])
+            email.greeting = Greeting(recipientName: "Bob", message: "Happy birthday!", channel: "email", address: "bob@example.com")
+            let emailKey = try await Self.insert(pool, email, at: Self.instant("2027-05-01T00:00:00Z"))
+            var plain = try Self.content(start: "2027-05-12T09:00", zone: "UTC", rule: nil, alerts: [0])
+            plain.greeting = Greeting(recipientName: "Cy", message: "Call Cy", channel: nil, address: nil)
+            let plainKey = try await Self.insert(pool, plain, at: Self.instant("2027-05-01T00:00:00Z"))
+            // Two years of the yearly one: its lead an hour before sends nothing, its own time sends once a year.
+            _ = try await Self.run(pool, reminder: key, firings: 4)
+            _ = try await Self.run(pool, reminder: emailKey, firings: 1)
+            _ = try await Self.run(pool, reminder: plainKey, firings: 1)
+            let queued = try await pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT id, channel, destination, payload FROM platform_delivery WHERE id LIKE 'grt.%' ORDER BY created_at, id")
+                    .map { ($0["channel"] as String, $0["destination"] as String, try JSONParser.parse(Data(($0["payload"] as String).utf8))) }
+            }
+            #expect(queued.count == 3, "\(queued)")
+            #expect(queued.filter { $0.0 == "sms" }.count == 2 && queued.allSatisfy { $0.1 != "+79991234567" || $0.2["body"] == "С днём рождения!" })
+            #expect(queued.contains { $0.0 == "email" && $0.1 == "bob@example.com" && $0.2["body"] == "Happy birthday!" && $0.2["subject"]?.stringValue?.contains("Bob") == true })
+        }
+    }
+
     @Test("alerts missed while the service was down fire once, marked late; older than a day are skipped")
     func missedAlerts() async throws {
         try await Self.withDatabase { pool in

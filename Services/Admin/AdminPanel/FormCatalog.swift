@@ -101,7 +101,7 @@ enum FormCatalog {
                     .choice([Choice("workout"), Choice("nutrition"), Choice("tip"), Choice("recommendation")]), required: true),
                 FormField("date", "Date", .date, help: "workouts need one; nutrition may have one"),
                 FormField("text", "Text", .multiline, required: true), FormField("requirement", "Requirement", .multiline),
-                FormField("checkable", "The recipient can check it off (recommendations)", .boolean),
+                FormField("checkable", "The recipient can check it off (recommendations)", .boolean, omittedWhenOff: true),
             ], success: "Added to the plan.", itemsKey: "items", outerFields: ["goalId"]),
         AdminForm(
             id: "goal-item-remove", op: "goals.admin.items.remove", title: "Remove a plan item", submit: "Remove",

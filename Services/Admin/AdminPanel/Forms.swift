@@ -20,7 +20,7 @@ public struct FormField: Sendable {
         /// An amount in the park's currency, typed in major units ("12.50" BYN, "3000" JPY)
         /// and sent in minor units (1250, 3000): the form is given the currency.
         case money
-        /// A checkbox: always sent, `true` or `false`.
+        /// A checkbox: sent `true` or `false` (unticked is left out when the field says so).
         case boolean
         case choice([Choice])
         case date
@@ -45,14 +45,21 @@ public struct FormField: Sendable {
     public var help: String?
     /// Whether an empty value is sent as `null` (clears it) rather than left out.
     public var nullable: Bool
+    /// A checkbox whose unticked state is the service's default: left out rather than sent
+    /// `false` (a plan item's `checkable`, which only some kinds may set).
+    public var omittedWhenOff: Bool
 
-    public init(_ name: String, _ label: String, _ kind: Kind = .text, required: Bool = false, help: String? = nil, nullable: Bool = false) {
+    public init(
+        _ name: String, _ label: String, _ kind: Kind = .text, required: Bool = false, help: String? = nil, nullable: Bool = false,
+        omittedWhenOff: Bool = false
+    ) {
         self.name = name
         self.label = label
         self.kind = kind
         self.required = required
         self.help = help
         self.nullable = nullable
+        self.omittedWhenOff = omittedWhenOff
     }
 }
 
@@ -131,7 +138,8 @@ public struct AdminForm: Sendable {
             var value: JSONValue?
             switch field.kind {
             case .boolean:
-                value = .bool(raw == "on" || raw == "true" || raw == "1")
+                let on = raw == "on" || raw == "true" || raw == "1"
+                value = on || !field.omittedWhenOff ? .bool(on) : nil
             case .image:
                 if values["\(field.name)__clear"] == "on" {
                     value = .null

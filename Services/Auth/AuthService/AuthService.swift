@@ -128,19 +128,7 @@ public enum AuthService {
     /// The configured transport of each channel: the `file` transport unless SMTP or
     /// the SMS webhook is configured.
     static func transports(_ settings: AuthSettings, dataDirectory: URL) -> [any DeliveryTransport] {
-        let folder = settings.outboxDirectory.map { URL(fileURLWithPath: $0) } ?? dataDirectory.appendingPathComponent("outbox")
-        var transports: [any DeliveryTransport] = []
-        if settings.emailTransport == "smtp", let url = settings.smtpURL {
-            transports.append(SMTPTransport(url: url, from: settings.smtpFrom, user: settings.smtpUser, password: settings.smtpPassword))
-        } else {
-            transports.append(FileTransport(channel: .email, directory: folder))
-        }
-        if settings.smsTransport == "http", let url = settings.smsURL {
-            transports.append(WebhookTransport(url: url, token: settings.smsToken))
-        } else {
-            transports.append(FileTransport(channel: .sms, directory: folder))
-        }
-        return transports
+        settings.messages.transports(dataDirectory: dataDirectory)
     }
 
     /// The definition for the process: settings from `BACKEND_AUTH_*`.

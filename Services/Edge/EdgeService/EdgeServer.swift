@@ -227,10 +227,14 @@ public final class EdgeServer: Sendable {
         return ServiceError.unavailable("the gateway is not reachable")
     }
 
-    /// The access token of `Authorization: Bearer <token>`; `nil` without the header.
+    /// The access token of `Authorization: Bearer <token>`; `nil` without the header, or
+    /// with credentials of another scheme (a proxy's `Basic` in front of the edge is not
+    /// ours to judge: a public operation goes through, any other is `unauthenticated` by
+    /// its service). A malformed `Bearer` is refused here.
     func bearerToken(_ headers: HTTPFields) throws(ServiceError) -> String? {
         guard let header = headers[.authorization] else { return nil }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.first?.lowercased() == "bearer" || headers[values: .authorization].count > 1 else { return nil }
         guard parts.count == 2, parts[0].lowercased() == "bearer", !parts[1].isEmpty, parts[1].utf8.count <= 4_096 else {
             throw ServiceError.unauthenticated("send the access token as `Authorization: Bearer <token>`")
         }

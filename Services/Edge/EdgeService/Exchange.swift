@@ -117,13 +117,17 @@ enum EdgeEnvelope {
         return frame
     }
 
+    /// How deep a body may nest: the envelope it goes into is one level more, and the
+    /// gateway takes 64 in all (deeper is refused here, in bytes of the body).
+    static let maxBodyDepth = 63
+
     /// Checks an HTTP body as an operation's `data`: empty means `{}`; otherwise it must
     /// be one JSON object (UTF-8). Returns the bytes to send (`nil` for `{}`).
     static func data(fromBody body: Data) throws(ServiceError) -> Data? {
         guard body.contains(where: { !Self.isWhitespace($0) }) else { return nil }
         let members: [String: JSONParser.Member]?
         do {
-            members = try JSONParser.parseMembers(of: body, keeping: [])
+            members = try JSONParser.parseMembers(of: body, keeping: [], maxDepth: maxBodyDepth)
         } catch {
             throw ServiceError.badRequest("the body is not valid JSON (UTF-8): \(error.message)")
         }
@@ -138,7 +142,7 @@ enum EdgeEnvelope {
     static func bodyError(_ body: Data) -> ServiceError? {
         guard body.contains(where: { !Self.isWhitespace($0) }) else { return nil }
         do {
-            _ = try JSONParser.parse(body)
+            _ = try JSONParser.parse(body, maxDepth: maxBodyDepth)
             return nil
         } catch {
             return ServiceError.badRequest("the body is not valid JSON (UTF-8): \(error.message)")

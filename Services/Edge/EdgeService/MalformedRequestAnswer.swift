@@ -27,6 +27,8 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
     /// Once the parser refused a request: how many answers end before the refusal's.
     private var answersBeforeRefusal: Int?
     private var answered = false
+    /// The last answer's end written, done when it has gone to the socket.
+    private var lastEnd: EventLoopFuture<Void>?
     /// What the refusal says.
     private var reason = "the request is not valid HTTP/1.1"
     /// Its status: 400, or 431 when the request's line and headers are over the parser's
@@ -61,10 +63,10 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let isEnd: Bool
-        if case .end = unwrapOutboundIn(data) { isEnd = true } else { isEnd = false }
-        context.write(data, promise: promise)
-        guard isEnd else { return }
+        guard case .end = unwrapOutboundIn(data) else { return context.write(data, promise: promise) }
+        let written = promise ?? context.eventLoop.makePromise(of: Void.self)
+        context.write(data, promise: written)
+        lastEnd = written.futureResult
         answers += 1
         if let before = answersBeforeRefusal, answers >= before { answer(context) }
     }
@@ -82,6 +84,17 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
         } else if let parser = error as? HTTPParserError, parser == .headerOverflow {
             reason = "the request line and headers are longer than the edge takes"
             status = HTTPResponse.Status(code: 431, reasonPhrase: "Request Header Fields Too Large")
+        }
+        // A request refused in its body that was already answered (refused on its head, a
+        // 401 or 413 before its body): one request gets one final answer (RFC 9112, 9.3), so
+        // that one stands and the connection closes once it has gone out.
+        if inRequest && answers >= requests {
+            answered = true
+            answersBeforeRefusal = requests
+            context.flush()
+            guard let lastEnd else { return context.close(promise: nil) }
+            lastEnd.whenComplete { _ in context.close(promise: nil) }
+            return
         }
         // The answers of the requests before the refused one go first, in order; a request
         // refused in its body (its head read) is the refused one, not waited for.

@@ -136,8 +136,8 @@ enum OpenAPIDocument {
         }
         result["description"] = .string(summary)
         result["summary"] = .string(Self.firstSentence(of: summary))
-        // Writes, and tasks (a payment's top-up): both take `idem`.
-        if operation["mode"]?.stringValue == "write" || operation["mode"]?.stringValue == "task" {
+        // Writes, and tasks (a payment's top-up): both take `idem`, unless the operation says it ignores it.
+        if operation["mode"]?.stringValue == "write" || operation["mode"]?.stringValue == "task", operation["idem"]?.stringValue != "ignored" {
             result["parameters"] = [["$ref": "#/components/parameters/IdempotencyKey"]]
         }
         return .object(result)

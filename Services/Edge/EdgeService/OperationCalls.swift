@@ -90,6 +90,10 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     private var draining = false
     /// The last answer's end written, done when it has gone to the socket.
     private var lastWrite: EventLoopFuture<Void>?
+    /// The client closed its side (a half-close after its last request): held while a
+    /// request it sent still waits for its answer, since the router's connection handler
+    /// behind this one closes the connection when its input ends and knows nothing of calls.
+    private var heldInputClosed = false
 
     init(edge: EdgeServer) {
         self.edge = edge
@@ -320,7 +324,21 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
+    /// Whether a request read whole still waits for its answer to be written (a call), or
+    /// for its turn (a routed request not yet handed on). A call cut off by the end of the
+    /// input never gets an answer of its own and does not count.
+    private var answersPending: Bool {
+        waiting.contains { exchange in
+            if let reading, exchange === reading.exchange, !reading.answered { return false }
+            return exchange.route == .call || !exchange.handedOn
+        }
+    }
+
     private func resumeIfQuiet(context: ChannelHandlerContext) {
+        if heldInputClosed, !answersPending {
+            heldInputClosed = false
+            passOnWhenWritten(ChannelEvent.inputClosed, context: context)
+        }
         if let event = heldQuiesce, waiting.isEmpty, reading == nil {
             heldQuiesce = nil
             passOn(event, context: context)
@@ -339,6 +357,11 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let channelEvent = event as? ChannelEvent, channelEvent == .inputClosed {
+            guard answersPending else { return context.fireUserInboundEventTriggered(event) }
+            heldInputClosed = true
+            return
+        }
         guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
         // Held while a call waits or is being read, or a routed request waits its turn
         // (the router's handler would not know of them); passed on when the line is empty.
@@ -354,6 +377,11 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     /// writes not yet taken).
     private func passOn(_ event: Any, context: ChannelHandlerContext) {
         quiesced = true
+        passOnWhenWritten(event, context: context)
+    }
+
+    /// Passes `event` on once the last answer written has gone to the socket.
+    private func passOnWhenWritten(_ event: Any, context: ChannelHandlerContext) {
         context.flush()
         guard let lastWrite, !closed else { return context.fireUserInboundEventTriggered(event) }
         let bound = NIOLoopBound((context, event), eventLoop: context.eventLoop)

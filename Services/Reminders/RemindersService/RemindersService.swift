@@ -63,7 +63,7 @@ public enum RemindersService {
             workers: { pool, logger in
                 [
                     DeliveryWorker(
-                        pool: pool, outbox: Notifier.outbox, transports: [push.pushTransport], settings: push.delivery, logger: logger,
+                        pool: pool, outbox: Notifier.outbox, transports: push.transports, settings: push.delivery, logger: logger,
                         outcomeHook: Notifier.recordOutcomes)
                 ]
             },

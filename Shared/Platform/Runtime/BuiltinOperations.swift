@@ -172,6 +172,7 @@ enum BuiltinOperations {
                     [
                         "op": .string(), "summary": .string(maxLength: 10_000), "auth": .string(), "mode": .oneOf(["inline", "read", "write", "task"]),
                         "request": schemaDocument, "response": schemaDocument,
+                        "idem": JSONSchema.oneOf(["ignored"]).described("present when the operation ignores `idem`"),
                     ], required: ["op", "summary", "auth", "mode", "request", "response"]), maxItems: 1_000),
             "events": .array(
                 of: .object(["type": .string(), "summary": .string(maxLength: 10_000), "data": schemaDocument], required: ["type", "summary", "data"]),

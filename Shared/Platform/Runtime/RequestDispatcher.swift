@@ -86,9 +86,11 @@ public final class RequestDispatcher: Sendable {
         }
         let problems = operation.request.validate(request.data)
         guard problems.isEmpty else { throw .validationFailed(problems) }
-        let hash = request.idem == nil ? "" : request.requestHash
+        // An operation that ignores `idem` never sees one: nothing of it is stored or looked up.
+        let idem = operation.ignoresIdem ? nil : request.idem
+        let hash = idem == nil ? "" : request.requestHash
         let context = RequestContext(
-            requestID: request.id, op: request.op, principal: principal, idempotencyKey: request.idem, requestHash: hash,
+            requestID: request.id, op: request.op, principal: principal, idempotencyKey: idem, requestHash: hash,
             receivedAt: receivedAt, data: request.data, clientAddress: client, logger: logger, database: pool,
             batcher: batcher, verifier: verifier)
         return Prepared(operation: operation, context: context, data: request.data)

@@ -47,6 +47,18 @@ public struct ServiceOperation: Sendable {
     /// An answer from memory, tried on the socket thread before the handler is started
     /// as a task; `nil` means "not in memory, run the handler".
     public private(set) var fastPath: (@Sendable (RequestContext, JSONValue) -> Data?)?
+    /// The operation takes no `idem`: a key sent with it is dropped before the handler
+    /// (sign-ins, refreshes, single-use codes: a stored reply would hand the same tokens or
+    /// nonce out again). `describe` says so (`idem: "ignored"`), and so does the edge's
+    /// OpenAPI document (no `Idempotency-Key` parameter).
+    public private(set) var ignoresIdem = false
+
+    /// The same operation, taking no `idem` (``ignoresIdem``).
+    public func ignoringIdem() -> ServiceOperation {
+        var copy = self
+        copy.ignoresIdem = true
+        return copy
+    }
 
     /// The same operation, first answered from memory on the socket thread when `answer`
     /// returns encoded data (a cache), else run as usual. `answer` must not block.
@@ -194,10 +206,12 @@ public struct ServiceOperation: Sendable {
 
     /// The operation as `describe` lists it.
     public var descriptionValue: JSONValue {
-        [
+        var value: JSONValue = [
             "op": .string(name), "summary": .string(summary), "auth": .string(auth.wireName),
             "mode": .string(mode.rawValue), "request": request.jsonValue, "response": response.jsonValue,
         ]
+        if ignoresIdem { value = value.merging(["idem": "ignored"]) }
+        return value
     }
 }
 

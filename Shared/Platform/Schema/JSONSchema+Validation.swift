@@ -156,7 +156,7 @@ extension JSONSchema {
     /// U+007F–U+009F), read from its UTF-8 bytes: a byte under 0x20, 0x7F, or 0xC2 followed
     /// by 0x80–0x9F. Asking each scalar its Unicode properties took 60% of an image
     /// upload's time.
-    static func containsControlCharacter(_ text: String, allowingLineBreaks: Bool = false) -> Bool {
+    public static func containsControlCharacter(_ text: String, allowingLineBreaks: Bool = false) -> Bool {
         func scan(_ bytes: some Sequence<UInt8>) -> Bool {
             var previous: UInt8 = 0
             for byte in bytes {

@@ -101,17 +101,20 @@ public final class TimerWorker: Service, Sendable {
     /// alone and tried again later.
     private func fireBatch(_ db: Database, now: Date, isolated: Bool) throws -> BatchOutcome {
         let nowMs = Instant.milliseconds(now)
-        let rows = try Row.fetchAll(
-            db.cachedStatement(
-                sql: "SELECT id, kind, key, due_ms, payload, attempts FROM platform_timer WHERE dead = 0 AND due_ms <= ? ORDER BY due_ms, id LIMIT ?"),
-            arguments: [nowMs, batchSize])
-        var outcome = BatchOutcome(examined: rows.count)
-        for row in rows {
-            let dueMs: Int64 = row[3]
-            let payload: String = row[4]
-            let timer = FiredTimer(
-                id: row[0], kind: row[1], key: row[2], dueAt: Date(timeIntervalSince1970: Double(dueMs) / 1_000), firedAt: now,
-                late: Double(dueMs) / 1_000 < startedAt.timeIntervalSince1970, attempts: row[5], payload: Data(payload.utf8))
+        // Read by position and bound directly (a burst fires thousands per batch).
+        var timers: [FiredTimer] = []
+        try db.cachedStatement(
+            sql: "SELECT id, kind, key, due_ms, payload, attempts FROM platform_timer WHERE dead = 0 AND due_ms <= ? ORDER BY due_ms, id LIMIT ?"
+        ).forEachRow(nowMs, batchSize) { row in
+            let dueMs = row.integer(3) ?? 0
+            timers.append(
+                FiredTimer(
+                    id: row.integer(0) ?? 0, kind: row.string(1), key: row.text(2), dueAt: Date(timeIntervalSince1970: Double(dueMs) / 1_000),
+                    firedAt: now, late: Double(dueMs) / 1_000 < startedAt.timeIntervalSince1970, attempts: Int(row.integer(5) ?? 0),
+                    payload: row.utf8(4).map { Data($0) } ?? Data()))
+        }
+        var outcome = BatchOutcome(examined: timers.count)
+        for timer in timers {
             guard let handler = handlers[timer.kind] else {
                 try markFailed(db, timer, reason: "no handler for this kind", nowMs: nowMs, final: true)
                 continue
@@ -119,7 +122,7 @@ public final class TimerWorker: Service, Sendable {
             // Removed first: a recurring handler may schedule its own kind and key again,
             // which makes a new row (a rollback restores this one).
             func fire() throws {
-                try db.cachedStatement(sql: "DELETE FROM platform_timer WHERE id = ?").execute(arguments: [timer.id])
+                try db.cachedStatement(sql: "DELETE FROM platform_timer WHERE id = ?").run(timer.id)
                 try handler.run(db, timer)
             }
             guard isolated else {

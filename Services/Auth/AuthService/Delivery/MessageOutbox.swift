@@ -2,50 +2,6 @@ import Foundation
 import GRDB
 import Platform
 
-extension DeliveryChannel {
-    /// Emails (auth's SMTP relay or the `file` transport).
-    static let email: DeliveryChannel = "email"
-    /// SMS (auth's SMS webhook or the `file` transport).
-    static let sms: DeliveryChannel = "sms"
-}
-
-/// An email or SMS as auth's transports read it from a queued ``DeliveryMessage``, and
-/// as the `file` transport writes it.
-public struct OutgoingMessage: Sendable, Equatable, Codable {
-    /// `email` or `sms`.
-    public enum Channel: String, Sendable, Codable { case email, sms }
-
-    /// Unique id; transports use it to drop duplicates (file name, Message-ID, Idempotency-Key).
-    public var id: String
-    public var channel: Channel
-    /// An email address or an E.164 phone number.
-    public var recipient: String
-    /// The subject (emails).
-    public var subject: String
-    /// The text.
-    public var body: String
-    /// When it was queued.
-    public var createdAt: String
-
-    /// Creates a message.
-    public init(id: String, channel: Channel, recipient: String, subject: String, body: String, createdAt: String) {
-        self.id = id
-        self.channel = channel
-        self.recipient = recipient
-        self.subject = subject
-        self.body = body
-        self.createdAt = createdAt
-    }
-
-    /// Auth's reading of a queued message: its payload is `{"subject", "body"}`.
-    init(_ message: DeliveryMessage) {
-        self.init(
-            id: message.id, channel: Channel(rawValue: message.channel.rawValue) ?? .email, recipient: message.destination,
-            subject: message.payload["subject"]?.stringValue ?? "", body: message.payload["body"]?.stringValue ?? "",
-            createdAt: message.createdAt)
-    }
-}
-
 /// Auth's emails and SMS on the platform's ``DeliveryOutbox``: queued in the transaction
 /// that needs them (a code, say), sent by the ``DeliveryWorker`` after commit.
 enum MessageOutbox {
@@ -53,8 +9,8 @@ enum MessageOutbox {
     static func enqueue(
         _ db: Database, _ channel: OutgoingMessage.Channel, to recipient: String, subject: String = "", body: String, outbox: DeliveryOutbox
     ) throws {
-        let payload: JSONValue = subject.isEmpty ? ["body": .string(body)] : ["subject": .string(subject), "body": .string(body)]
-        try outbox.enqueue(db, channel: DeliveryChannel(rawValue: channel.rawValue), to: recipient, payload: payload)
+        try outbox.enqueue(
+            db, channel: DeliveryChannel(rawValue: channel.rawValue), to: recipient, payload: OutgoingMessage.payload(subject: subject, body: body))
     }
 
     /// Auth's own message table (auth-2), and its move onto `platform_delivery` (auth-6):

@@ -31,22 +31,11 @@ public struct AuthSettings: Sendable, Equatable {
     /// Password hashes allowed to wait for a hashing thread (`BACKEND_AUTH_HASH_QUEUE`,
     /// default 16); beyond, `rate_limited` at once.
     public var hashQueue = 16
-    /// How emails leave (`BACKEND_AUTH_EMAIL_TRANSPORT`: `file` (default) or `smtp`).
-    public var emailTransport = "file"
-    /// How SMS leave (`BACKEND_AUTH_SMS_TRANSPORT`: `file` (default) or `http`).
-    public var smsTransport = "file"
-    /// The folder of the `file` transport (`BACKEND_AUTH_OUTBOX_DIR`, default `<data>/outbox`).
-    public var outboxDirectory: String?
-    /// The SMTP relay (`BACKEND_AUTH_SMTP_URL`, e.g. `smtp://relay.example:587`).
-    public var smtpURL: String?
-    /// The sender address (`BACKEND_AUTH_SMTP_FROM`).
-    public var smtpFrom = "no-reply@localhost"
-    /// SMTP credentials (`BACKEND_AUTH_SMTP_USER`, `BACKEND_AUTH_SMTP_PASSWORD`), optional.
-    public var smtpUser: String?
-    public var smtpPassword: String?
-    /// The SMS provider's webhook (`BACKEND_AUTH_SMS_URL`) and its bearer token (`BACKEND_AUTH_SMS_TOKEN`).
-    public var smsURL: String?
-    public var smsToken: String?
+    /// How emails and SMS leave (`BACKEND_AUTH_EMAIL_TRANSPORT` `file` or `smtp`,
+    /// `BACKEND_AUTH_SMTP_URL`, `_SMTP_FROM`, `_SMTP_USER`, `_SMTP_PASSWORD`,
+    /// `BACKEND_AUTH_SMS_TRANSPORT` `file` or `http`, `_SMS_URL`, `_SMS_TOKEN`,
+    /// `BACKEND_AUTH_OUTBOX_DIR`; the platform's ``MessageTransportSettings``).
+    public var messages = MessageTransportSettings()
     /// The Graph API base (`BACKEND_AUTH_FACEBOOK_GRAPH_URL`, default `https://graph.facebook.com/v19.0`).
     public var facebookGraphURL = "https://graph.facebook.com/v19.0"
     /// The Facebook app (`BACKEND_AUTH_FACEBOOK_APP_ID`, `BACKEND_AUTH_FACEBOOK_APP_SECRET`); unset turns Facebook sign-in off.
@@ -123,31 +112,11 @@ public struct AuthSettings: Sendable, Equatable {
             guard let seconds = TimeInterval(value), seconds >= 0 else { throw ConfigurationError("BACKEND_AUTH_CODE_RESEND_S must be 0 or more") }
             settings.codeResendInterval = seconds
         }
-        if let value = environment["BACKEND_AUTH_EMAIL_TRANSPORT"] {
-            guard ["file", "smtp"].contains(value) else { throw ConfigurationError("BACKEND_AUTH_EMAIL_TRANSPORT must be file or smtp") }
-            settings.emailTransport = value
-        }
-        if let value = environment["BACKEND_AUTH_SMS_TRANSPORT"] {
-            guard ["file", "http"].contains(value) else { throw ConfigurationError("BACKEND_AUTH_SMS_TRANSPORT must be file or http") }
-            settings.smsTransport = value
-        }
-        settings.outboxDirectory = environment["BACKEND_AUTH_OUTBOX_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-        settings.smtpURL = environment["BACKEND_AUTH_SMTP_URL"].flatMap { $0.isEmpty ? nil : $0 }
-        if let value = environment["BACKEND_AUTH_SMTP_FROM"], !value.isEmpty { settings.smtpFrom = value }
-        settings.smtpUser = environment["BACKEND_AUTH_SMTP_USER"].flatMap { $0.isEmpty ? nil : $0 }
-        settings.smtpPassword = environment["BACKEND_AUTH_SMTP_PASSWORD"].flatMap { $0.isEmpty ? nil : $0 }
-        settings.smsURL = environment["BACKEND_AUTH_SMS_URL"].flatMap { $0.isEmpty ? nil : $0 }
-        settings.smsToken = environment["BACKEND_AUTH_SMS_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        settings.messages = try MessageTransportSettings.fromEnvironment(environment, prefix: "BACKEND_AUTH")
         if let value = environment["BACKEND_AUTH_FACEBOOK_GRAPH_URL"], !value.isEmpty { settings.facebookGraphURL = value }
         settings.facebookAppID = environment["BACKEND_AUTH_FACEBOOK_APP_ID"].flatMap { $0.isEmpty ? nil : $0 }
         settings.facebookAppSecret = environment["BACKEND_AUTH_FACEBOOK_APP_SECRET"].flatMap { $0.isEmpty ? nil : $0 }
         settings.delivery = try DeliverySettings.fromEnvironment(environment, prefix: "BACKEND_AUTH_DELIVERY")
-        if settings.emailTransport == "smtp" && settings.smtpURL == nil {
-            throw ConfigurationError("BACKEND_AUTH_EMAIL_TRANSPORT=smtp needs BACKEND_AUTH_SMTP_URL")
-        }
-        if settings.smsTransport == "http" && settings.smsURL == nil {
-            throw ConfigurationError("BACKEND_AUTH_SMS_TRANSPORT=http needs BACKEND_AUTH_SMS_URL")
-        }
         return settings
     }
 }

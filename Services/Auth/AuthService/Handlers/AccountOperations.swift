@@ -32,7 +32,7 @@ struct AccountOperations: Sendable {
             response: .object(
                 ["nonce": .string(), "difficulty": .integer(minimum: 0), "expiresAt": .string(format: .dateTime)],
                 required: ["nonce", "difficulty", "expiresAt"])
-        ) { (context, _: Empty) in try await context.write { db in try Self.newChallenge(db, difficulty: difficulty, client: context.clientAddress) } }
+        ) { (context, _: Empty) in try await context.write { db in try Self.newChallenge(db, difficulty: difficulty, client: context.clientAddress) } }.ignoringIdem()
     }
 
     /// Issues a challenge (at most 120 a minute per client address).
@@ -130,7 +130,7 @@ struct AccountOperations: Sendable {
                     client: context.clientAddress, locale: input.locale, timeZone: input.timeZone)
                 return try issuer.open(db, userID: userID)
             }
-        }
+        }.ignoringIdem()
     }
 
     struct Credentials: Codable, Sendable {
@@ -162,7 +162,7 @@ struct AccountOperations: Sendable {
                 try AuditLog.record(db, .signInSucceeded, user: userID, detail: ["method": "email"], client: context.clientAddress)
                 return try issuer.open(db, userID: userID)
             }
-        }
+        }.ignoringIdem()
     }
 
     // MARK: Sessions
@@ -182,7 +182,7 @@ struct AccountOperations: Sendable {
             // A failed refresh may still write (revoking a replayed session), so the
             // outcome is returned from the transaction rather than thrown inside it.
             try await context.write { db in try issuer.refresh(db, refreshToken: input.refreshToken, client: context.clientAddress) }.get()
-        }
+        }.ignoringIdem()
     }
 
     var logout: ServiceOperation {
@@ -274,7 +274,7 @@ struct AccountOperations: Sendable {
                 try AuditLog.record(db, .roleSwitched, user: principal.userID, detail: ["role": .string(input.role)], client: context.clientAddress)
                 return try issuer.accessToken(db, sessionID: principal.sessionID, userID: principal.userID)
             }
-        }
+        }.ignoringIdem()
     }
 
     struct PasswordChange: Codable, Sendable {
@@ -303,6 +303,6 @@ struct AccountOperations: Sendable {
                 try AuditLog.record(db, .passwordChanged, user: principal.userID, client: context.clientAddress)
             }
             return Empty()
-        }
+        }.ignoringIdem()
     }
 }

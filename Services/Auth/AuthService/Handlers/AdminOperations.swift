@@ -232,7 +232,7 @@ struct AdminOperations: Sendable {
         ) { (context, _: Empty) in
             let pool = try context.database()
             return Rotated(kid: try keys.rotate(pool: pool))
-        }
+        }.ignoringIdem()
     }
 
     struct Retire: Codable, Sendable {

@@ -40,25 +40,25 @@ extension RecoveryOperations {
     var emailChangeStart: ServiceOperation {
         contactChangeStart(
             .email, "auth.email.change.start",
-            summary: "Starts changing the email: needs `currentPassword` (accounts without a password leave it out and get a code at their current phone or email, for confirm's `currentCode`). The new address gets a code, or a notice when it already has an account; the answer is the same. Ignores idem.")
+            summary: "Starts changing the email: needs `currentPassword` (accounts without a password leave it out and get a code at their current phone or email, for confirm's `currentCode`). The new address gets a code, or a notice when it already has an account; the answer is the same. Ignores idem.").ignoringIdem()
     }
 
     var phoneChangeStart: ServiceOperation {
         contactChangeStart(
             .phone, "auth.phone.change.start",
-            summary: "Starts changing the phone number: needs `currentPassword` (accounts without a password leave it out and get a code at their current number or email, for confirm's `currentCode`). The new number gets an SMS code, or a notice when it already has an account; the answer is the same. SMS caps per number, account and client apply. Ignores idem.")
+            summary: "Starts changing the phone number: needs `currentPassword` (accounts without a password leave it out and get a code at their current number or email, for confirm's `currentCode`). The new number gets an SMS code, or a notice when it already has an account; the answer is the same. SMS caps per number, account and client apply. Ignores idem.").ignoringIdem()
     }
 
     var emailChangeConfirm: ServiceOperation {
         contactChangeConfirm(
             .email, "auth.email.change.confirm",
-            summary: "Confirms the new email with its `code` (and `currentCode` for accounts without a password). The old address gets a notice and the account's other sessions end. Ignores idem (codes are single use).")
+            summary: "Confirms the new email with its `code` (and `currentCode` for accounts without a password). The old address gets a notice and the account's other sessions end. Ignores idem (codes are single use).").ignoringIdem()
     }
 
     var phoneChangeConfirm: ServiceOperation {
         contactChangeConfirm(
             .phone, "auth.phone.change.confirm",
-            summary: "Confirms the new phone number with its SMS `code` (and `currentCode` for accounts without a password). The old number gets a notice and the account's other sessions end. Ignores idem (codes are single use).")
+            summary: "Confirms the new phone number with its SMS `code` (and `currentCode` for accounts without a password). The old number gets a notice and the account's other sessions end. Ignores idem (codes are single use).").ignoringIdem()
     }
 
     private func contactChangeStart(_ kind: ContactKind, _ name: String, summary: String) -> ServiceOperation {

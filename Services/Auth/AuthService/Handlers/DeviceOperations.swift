@@ -60,7 +60,7 @@ struct DeviceOperations: Sendable {
                     return .failure(refusal)
                 }
             }.get()
-        }
+        }.ignoringIdem()
     }
 
     /// Whether `userID` is an anonymous device account.

@@ -76,7 +76,7 @@ struct FacebookOperations: Sendable {
                 try AuditLog.record(db, .signInSucceeded, user: userID, detail: ["method": "facebook"], client: context.clientAddress)
                 return try issuer.open(db, userID: userID)
             }
-        }
+        }.ignoringIdem()
     }
 
     /// Checks the token with the Graph API and reads the user.

@@ -50,7 +50,7 @@ struct PhoneOperations: Sendable {
                     return .failure(refusal)
                 }
             }.get()
-        }
+        }.ignoringIdem()
     }
 
     struct NewProfile: Codable, Sendable {
@@ -110,7 +110,7 @@ struct PhoneOperations: Sendable {
                 try AuditLog.record(db, .signInSucceeded, user: userID, detail: ["method": "phone"], client: context.clientAddress)
                 return .success(try issuer.open(db, userID: userID))
             }.get()
-        }
+        }.ignoringIdem()
     }
 }
 

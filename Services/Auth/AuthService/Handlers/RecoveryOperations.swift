@@ -71,7 +71,7 @@ struct RecoveryOperations: Sendable {
                 }
             }
             return Empty()
-        }
+        }.ignoringIdem()
     }
 
     struct Reset: Codable, Sendable {
@@ -117,7 +117,7 @@ struct RecoveryOperations: Sendable {
                 try AuditLog.record(db, .passwordReset, user: userID, client: context.clientAddress)
                 return .success(Empty())
             }.get()
-        }
+        }.ignoringIdem()
     }
 
     var deletionStart: ServiceOperation {
@@ -179,7 +179,7 @@ struct RecoveryOperations: Sendable {
                 try Accounts.delete(db, userID: principal.userID, actor: principal.userID, issuer: issuer, client: context.clientAddress)
                 return .success(Empty())
             }.get()
-        }
+        }.ignoringIdem()
     }
 
     struct AdminDeletion: Codable, Sendable {

@@ -108,6 +108,8 @@ public struct GoalForm: Codable, Sendable, Equatable {
                 let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
                 if trimmed.isEmpty && item.required { problems[path] = "must not be blank" }
                 if text.unicodeScalars.count > (item.maxLength ?? Self.maxTextLength) { problems[path] = "must have at most \(item.maxLength ?? Self.maxTextLength) characters" }
+                // Free text for people, as everywhere: line breaks and tabs, no other control characters.
+                if JSONSchema.containsControlCharacter(text, allowingLineBreaks: true) { problems[path] = "must not contain control characters" }
             case (.integer, .integer(let number)):
                 if number < (item.minimum ?? 1) { problems[path] = "must be at least \(item.minimum ?? 1)" }
                 if let maximum = item.maximum, number > maximum { problems[path] = "must be at most \(maximum)" }

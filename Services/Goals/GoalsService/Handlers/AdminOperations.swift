@@ -87,6 +87,9 @@ struct AdminOperations: Sendable {
         ) { (context, input: PageRequest, db: Database) -> JSONValue in
             _ = try context.requirePrincipal()
             let limit = input.limit ?? 50
+            if let before = input.before, try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM goal WHERE id = ?"), arguments: [before]) != true {
+                throw ServiceError.invalid("before", "not a goal's id")
+            }
             let rows = try Row.fetchAll(db.cachedStatement(sql: """
                     SELECT * FROM goal WHERE (? IS NULL OR (created_at, id) < (SELECT created_at, id FROM goal WHERE id = ?))
                       AND (? = 0 OR seen_by_admin = 0)

@@ -18,8 +18,23 @@ struct FeedOperations: Sendable {
         throw ServiceError.notFound("no feed with this user")
     }
 
+    /// The pair of `goal`'s offer between the caller and `other`, whichever side each is on:
+    /// two people who sponsor each other share two feeds, and the goal says which one.
+    static func pair(
+        _ db: Database, caller: String, other: String, goal: String, live: Bool
+    ) throws -> (recipient: String, sponsor: String)? {
+        try Row.fetchOne(
+            db.cachedStatement(sql: """
+                SELECT recipient_id, sponsor_id FROM sponsorship
+                WHERE goal_id = ? AND ((recipient_id = ? AND sponsor_id = ?) OR (recipient_id = ? AND sponsor_id = ?)) AND (? = 0 OR state != 'withdrawn')
+                LIMIT 1
+                """), arguments: [goal, caller, other, other, caller, live]
+        ).map { (recipient: $0[0] as String, sponsor: $0[1] as String) }
+    }
+
     struct FeedRequest: Codable, Sendable {
         var with: String
+        var goalId: String?
         var before: Int64?
         var limit: Int?
     }
@@ -27,14 +42,23 @@ struct FeedOperations: Sendable {
     var feed: ServiceOperation {
         .read(
             "goals.feed",
-            summary: "The feed the caller shares `with` a recipient or sponsor (either side calls it the same way), newest first: items checked and unchecked, progress, offers and answers, comments with their ❤ count. Page with `before` (the last entry id seen). Someone the caller shares no goal with is not_found.",
+            summary: "The feed the caller shares `with` a recipient or sponsor (either side calls it the same way), newest first: items checked and unchecked, progress, offers and answers, comments with their ❤ count. Page with `before` (the last entry id seen). Someone the caller shares no goal with is not_found. Two people who sponsor each other share two feeds: the one where the caller is the recipient, unless `goalId` names a goal of the other feed.",
             auth: .authenticated,
             request: .object(
-                ["with": GoalOperations.id, "before": .integer(minimum: 1), "limit": .integer(minimum: 1, maximum: 100)], required: ["with"]),
+                ["with": GoalOperations.id, "goalId": GoalOperations.id, "before": .integer(minimum: 1), "limit": .integer(minimum: 1, maximum: 100)],
+                required: ["with"]),
             response: .object(["entries": .array(of: ActivityFeed.Entry.schema, maxItems: 100), "more": .boolean], required: ["entries", "more"])
         ) { (context, input: FeedRequest, db: Database) -> JSONValue in
             let me = try context.requirePrincipal().userID
-            let pair = try Self.pair(db, caller: me, other: input.with, live: false)
+            let pair: (recipient: String, sponsor: String)
+            if let goal = input.goalId {
+                guard let found = try Self.pair(db, caller: me, other: input.with, goal: goal, live: false) else {
+                    throw ServiceError.notFound("no feed with this user about this goal")
+                }
+                pair = found
+            } else {
+                pair = try Self.pair(db, caller: me, other: input.with, live: false)
+            }
             let limit = input.limit ?? 30
             let entries = try ActivityFeed.page(db, recipient: pair.recipient, sponsor: pair.sponsor, viewer: me, before: input.before, limit: limit + 1)
             return ["entries": try WireJSON.value(of: Array(entries.prefix(limit))), "more": .bool(entries.count > limit)]
@@ -60,7 +84,9 @@ struct FeedOperations: Sendable {
             guard !input.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw ServiceError.invalid("text", "must not be blank") }
             // A deleted sponsor (`deleted:<sponsorship>`) reads no more comments.
             guard !input.with.hasPrefix("deleted:") else { throw ServiceError.notFound("no feed with this user") }
-            let pair = try Self.pair(db, caller: me, other: input.with, live: true)
+            var pair = try Self.pair(db, caller: me, other: input.with, live: true)
+            // The goal named decides the feed (two people may sponsor each other).
+            if let goal = input.goalId, let named = try Self.pair(db, caller: me, other: input.with, goal: goal, live: true) { pair = named }
             guard
                 let goalID = try String.fetchOne(db.cachedStatement(sql: """
                         SELECT g.id FROM goal g JOIN sponsorship s ON s.goal_id = g.id
@@ -103,6 +129,10 @@ struct FeedOperations: Sendable {
                 throw ServiceError.conflict("only a sponsor's comment can be liked", reason: "not_likeable")
             }
             guard me != sponsor else { throw ServiceError.conflict("you cannot like your own comment", reason: "not_likeable") }
+            // A pair whose offer of this goal was withdrawn keeps its history to read, not to write.
+            guard try Self.pair(db, caller: me, other: sponsor, goal: row["goal_id"], live: true) != nil else {
+                throw ServiceError.conflict("the offer was withdrawn: this feed can be read, not written to", reason: "offer_closed")
+            }
             if input.liked {
                 try db.cachedStatement(sql: "INSERT OR IGNORE INTO comment_like (entry_id, user_id, created_at) VALUES (?, ?, ?)").execute(arguments: [input.entryId, me, Instant.format(context.receivedAt)])
                 if db.changesCount == 1 {

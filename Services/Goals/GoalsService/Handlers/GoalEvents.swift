@@ -18,6 +18,7 @@ enum GoalEvents {
             "state": .oneOf(SponsorshipState.allCases.map(\.rawValue)), "reward": RewardView.schema,
             "rewardStatus": JSONSchema.oneOf(RewardStatus.allCases.map(\.rawValue)).nullable(), "comment": .text(),
             "rejection": JSONSchema.oneOf(Rejection.allCases.map(\.rawValue)), "suggestedType": JSONSchema.string().nullable(),
+            "goalState": JSONSchema.oneOf(GoalState.allCases.map(\.rawValue)).described("goals.offer_withdrawn when the goal ended: how"),
         ], required: ["goalId", "sponsorshipId", "recipientId", "sponsorId", "typeId", "state", "reward"])
 
     static let itemData = JSONSchema.object(
@@ -34,7 +35,10 @@ enum GoalEvents {
             "goals.rejected", summary: "A sponsor rejected, with a counter-proposal (`suggestedType`) or asking for a new goal: tell the recipient.",
             data: sponsorshipData),
         EventDescription("goals.revised", summary: "A recipient revised an offer and proposed it again: tell the sponsor.", data: sponsorshipData),
-        EventDescription("goals.offer_withdrawn", summary: "A recipient took an offer back: tell the sponsor.", data: sponsorshipData),
+        EventDescription(
+            "goals.offer_withdrawn",
+            summary: "A recipient took an offer back, or the goal ended (`goalState`: withdrawn, completed, failed) while the offer was still negotiated: tell the sponsor.",
+            data: sponsorshipData),
         EventDescription("goals.activated", summary: "A goal's first sponsor accepted: it is active.", data: goalData),
         EventDescription("goals.withdrawn", summary: "A recipient gave a goal up; promised rewards are forfeited.", data: goalData),
         EventDescription("goals.completed", summary: "A goal reached 100 %: promised rewards are earned; tell both sides.", data: goalData),
@@ -109,16 +113,26 @@ enum GoalEnding {
         let state = try GoalLifecycle.finish(goal.state, as: outcome).mapError(\.serviceError).get()
         let now = Instant.format(date)
         try db.cachedStatement(sql: "UPDATE goal SET state = ?, closed_at = ?, updated_at = ?, change_version = ? WHERE id = ? AND state = ?").execute(arguments: [state.rawValue, now, now, try ChangeFeed.stamp(db), goal.id, goal.state.rawValue])
+        var closedOffers: [String] = []
         for sponsorship in try SponsorshipRow.all(db, goal: goal.id) {
             let next: SponsorshipState = SponsorshipState.negotiating.contains(sponsorship.state) ? .withdrawn : sponsorship.state
             if next == .withdrawn && sponsorship.state != .withdrawn {
                 try GoalsChanges.hide(db, goal: goal.id, from: sponsorship.sponsorID, at: date)
+                closedOffers.append(sponsorship.id)
             }
             let reward = sponsorship.rewardStatus?.after(goal: state)
             guard next != sponsorship.state || reward != sponsorship.rewardStatus else { continue }
             try db.cachedStatement(sql: "UPDATE sponsorship SET state = ?, reward_status = ?, updated_at = ?, change_version = ? WHERE id = ?").execute(arguments: [next.rawValue, reward?.rawValue, now, try ChangeFeed.stamp(db), sponsorship.id])
         }
         guard let ended = try GoalRow.load(db, id: goal.id) else { throw ServiceError.notFound("no such goal") }
+        // A sponsor still negotiating is told that the offer is closed, as when the recipient
+        // takes one offer back: the pair's feed ends with it and `goals.offer_withdrawn` says so.
+        for id in closedOffers {
+            guard let offer = try SponsorshipRow.load(db, id: id) else { continue }
+            try ActivityFeed.record(
+                db, goal: ended, sponsor: offer.sponsorID, kind: .withdrawn, actor: actor, data: ["goalState": .string(state.rawValue)], at: now)
+            try GoalEvents.sponsorship(db, "goals.offer_withdrawn", ended, offer, extra: ["goalState": .string(state.rawValue)])
+        }
         let kind: ActivityFeed.Kind = state == .completed ? .completed : state == .failed ? .failed : .withdrawn
         try ActivityFeed.record(db, goal: ended, sponsor: nil, kind: kind, actor: actor, text: reason, at: now)
         try GoalEvents.goal(db, "goals.\(state.rawValue)", ended)

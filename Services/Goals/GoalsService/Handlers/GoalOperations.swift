@@ -192,6 +192,13 @@ struct GoalOperations: Sendable {
             if let type = input.type { _ = try GoalTypeRow.offered(db, id: type, field: "type") }
             guard let goal = try GoalRow.load(db, id: sponsorship.goalID) else { throw ServiceError.notFound("no such offer") }
             try Self.requireRound(input.round, of: sponsorship)
+            // Once another sponsor accepted, the goal's type cannot change: a counter-proposal could never be taken.
+            if input.kind == .counterGoal && !GoalLifecycle.goalIsRevisable(goal.state) {
+                throw LifecycleError(
+                    message: "the goal is \(goal.state.rawValue): another sponsor accepted it, so its type cannot change; accept it or ask for a new goal",
+                    currentState: goal.state.rawValue
+                ).serviceError
+            }
             let next = try GoalLifecycle.next(after: .reject(input.kind), from: sponsorship.state, goal: goal.state).mapError(\.serviceError).get()
             let now = Instant.format(context.receivedAt)
             try Self.swap(db, sponsorship, to: next, set: "rejection = ?, suggested_type_id = ?", [input.kind.rawValue, input.type], at: now)
@@ -216,7 +223,7 @@ struct GoalOperations: Sendable {
     var revise: ServiceOperation {
         .write(
             "goals.revise",
-            summary: "The recipient revises an offer that is proposed or rejected and proposes it again: the goal's `type` and/or `settings` (only while no sponsor has accepted the goal; the type's current form applies), the `reward`, a comment. The history keeps every round (goals.get). The sponsor is told (event goals.revised).",
+            summary: "The recipient revises an offer that is proposed or rejected and proposes it again: the goal's `type` and/or `settings` (only while no sponsor has accepted the goal; the type's current form applies), the `reward`, a comment. The history keeps every round (goals.get). The sponsor is told (event goals.revised). A new type or settings change the goal every offer shares: the other offers still proposed or rejected move to a new round too and their sponsors are told (without the comment). A blank comment alone is no revision.",
             auth: Self.recipient,
             request: .object(
                 ["sponsorshipId": Self.id, "type": Self.id, "settings": Self.settings, "reward": RewardView.schema, "comment": Self.comment],
@@ -224,7 +231,8 @@ struct GoalOperations: Sendable {
             response: SponsorshipView.schema
         ) { (context, input: ReviseRequest, db: Database) in
             let principal = try context.requirePrincipal()
-            guard input.type != nil || input.settings != nil || input.reward != nil || input.comment != nil else {
+            let saysSomething = input.comment.map { !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty } ?? false
+            guard input.type != nil || input.settings != nil || input.reward != nil || saysSomething else {
                 throw ServiceError.invalid("data", "give a type, settings, reward or comment")
             }
             let reward = try input.reward?.parsed(field: "reward")
@@ -239,7 +247,8 @@ struct GoalOperations: Sendable {
                         message: "the goal is \(goal.state.rawValue): a sponsor accepted it, so only the reward can change", currentState: goal.state.rawValue
                     ).serviceError
                 }
-                let type = try GoalTypeRow.offered(db, id: input.type ?? goal.typeID, field: "type")
+                // Settings alone for a goal whose type was retired meanwhile: the settings are what cannot be revised.
+                let type = try GoalTypeRow.offered(db, id: input.type ?? goal.typeID, field: input.type == nil ? "settings" : "type")
                 guard let form = try GoalTypeRow.form(db, type: type.id, version: type.formVersion) else { throw ServiceError.invalid("type", "has no form") }
                 let settings = input.settings ?? (type.id == goal.typeID ? goal.settings : [:])
                 let problems = form.problems(of: settings)
@@ -249,6 +258,20 @@ struct GoalOperations: Sendable {
                         goal.state.rawValue,
                     ])
                 revisedSettings = settings
+            }
+            // The goal is shared by all its offers: a new type or settings revise the other
+            // offers still negotiated too (a sponsor's answer to the old goal is then
+            // `offer_changed`, and each is told, without the comment meant for this one).
+            var alsoRevised: [String] = []
+            if revisedSettings != nil {
+                for other in try SponsorshipRow.all(db, goal: goal.id)
+                where other.id != sponsorship.id && SponsorshipState.negotiating.contains(other.state) {
+                    try db.cachedStatement(sql: "UPDATE sponsorship SET round = round + 1, updated_at = ?, change_version = ? WHERE id = ?")
+                        .execute(arguments: [now, try ChangeFeed.stamp(db), other.id])
+                    try Self.recordOffer(
+                        db, sponsorship: other.id, actor: principal.userID, kind: "revision", type: input.type, settings: revisedSettings, at: now)
+                    alsoRevised.append(other.id)
+                }
             }
             var assignments = "rejection = NULL, suggested_type_id = NULL, round = round + 1"
             var arguments: [(any DatabaseValueConvertible)?] = []
@@ -262,6 +285,13 @@ struct GoalOperations: Sendable {
                 db, sponsorship: sponsorship.id, actor: principal.userID, kind: "revision", type: input.type, settings: revisedSettings, reward: reward,
                 comment: input.comment, at: now)
             guard let revised = try GoalRow.load(db, id: goal.id) else { throw ServiceError.internal(ref: context.requestID) }
+            for id in alsoRevised {
+                guard let other = try SponsorshipRow.load(db, id: id) else { continue }
+                try ActivityFeed.record(
+                    db, goal: revised, sponsor: other.sponsorID, kind: .revised, actor: principal.userID,
+                    data: ["reward": try WireJSON.value(of: RewardView(other.reward))], at: now)
+                try GoalEvents.sponsorship(db, "goals.revised", revised, other)
+            }
             return try Self.finish(
                 db, goal: revised, sponsorship: sponsorship.id, feed: .revised, event: "goals.revised", actor: principal.userID, comment: input.comment,
                 at: now)

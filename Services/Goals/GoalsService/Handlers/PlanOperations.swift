@@ -103,13 +103,25 @@ struct PlanOperations: Sendable {
             switch kind {
             case "workout":
                 guard date != nil else { throw ServiceError.invalid("\(field).date", "a workout has a date") }
+                if checkable == false { throw ServiceError.invalid("\(field).checkable", "a workout is always checked off") }
                 return true
-            case "nutrition": return date != nil
+            case "nutrition":
+                if let checkable, checkable != (date != nil) {
+                    throw ServiceError.invalid("\(field).checkable", "a nutrition item can be checked off exactly when it has a date")
+                }
+                return date != nil
             case "tip":
                 if checkable == true { throw ServiceError.invalid("\(field).checkable", "tips cannot be checked off") }
                 return false
             default: return checkable ?? false
             }
+        }
+    }
+
+    /// A finished goal's plan is closed: it is kept as it was, not added to or edited.
+    static func requireOpenPlan(_ goal: GoalRow) throws {
+        guard goal.state.isOpen else {
+            throw LifecycleError(message: "the goal is \(goal.state.rawValue); its plan is closed", currentState: goal.state.rawValue).serviceError
         }
     }
 
@@ -130,12 +142,15 @@ struct PlanOperations: Sendable {
         ) { (context, input: AddRequest, db: Database) -> [String: [ItemView]] in
             let admin = try context.requirePrincipal().userID
             let checkable = try input.items.enumerated().map { try $0.element.checkability(field: "items[\($0.offset)]") }
+            if let blank = input.items.firstIndex(where: { $0.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }) {
+                throw ServiceError.invalid("items[\(blank)].text", "must not be blank")
+            }
             let today = PlanDates.utcDay(context.receivedAt)
             for (index, item) in input.items.enumerated() {
                 if let date = item.date, let problem = PlanDates.problem(date, today: today) { throw ServiceError.invalid("items[\(index)].date", problem) }
             }
             guard let goal = try GoalRow.load(db, id: input.goalId) else { throw ServiceError.notFound("no such goal") }
-            guard goal.state.isOpen else { throw LifecycleError(message: "the goal is \(goal.state.rawValue); its plan is closed", currentState: goal.state.rawValue).serviceError }
+            try Self.requireOpenPlan(goal)
             let now = Instant.format(context.receivedAt)
             var position = (try Int.fetchOne(db.cachedStatement(sql: "SELECT MAX(position) FROM plan_item WHERE goal_id = ?"), arguments: [goal.id]) ?? 0)
             var ids: [String] = []
@@ -168,7 +183,7 @@ struct PlanOperations: Sendable {
     var update: ServiceOperation {
         .write(
             "goals.admin.items.update",
-            summary: "Changes a plan item's date (within 5 years of today), text, requirement or (recommendations) whether it can be checked off. Unchecking the checkable flag clears a done mark.",
+            summary: "Changes a plan item's date (within 5 years of today), text, requirement or (recommendations) whether it can be checked off. Unchecking the checkable flag clears a done mark. A nutrition item is checkable exactly when dated, a workout always: a contradicting `checkable` is refused. Not on a finished goal.",
             auth: GoalOperations.admin,
             request: .object(
                 [
@@ -178,10 +193,14 @@ struct PlanOperations: Sendable {
             response: ItemView.schema
         ) { (context, input: UpdateRequest, db: Database) -> ItemView in
             let admin = try context.requirePrincipal().userID
-            guard let item = try ItemView.load(db, id: input.itemId) else { throw ServiceError.notFound("no such item") }
+            guard let item = try ItemView.load(db, id: input.itemId), let goal = try GoalRow.load(db, id: item.goalId) else {
+                throw ServiceError.notFound("no such item")
+            }
+            try Self.requireOpenPlan(goal)
+            if let text = input.text, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { throw ServiceError.invalid("text", "must not be blank") }
             let merged = ItemInput(
                 kind: item.kind, date: input.date ?? item.date.flatMap(LocalDate.init), text: input.text ?? item.text,
-                requirement: input.requirement ?? item.requirement, checkable: input.checkable ?? item.checkable)
+                requirement: input.requirement ?? item.requirement, checkable: input.checkable ?? (item.kind == "recommendation" ? item.checkable : nil))
             if input.checkable != nil && item.kind != "recommendation" && item.kind != "tip" {
                 throw ServiceError.invalid("checkable", "only a recommendation's can be chosen")
             }
@@ -196,7 +215,6 @@ struct PlanOperations: Sendable {
                     WHERE id = ?
                     """).execute(arguments: [merged.date?.description, merged.text, merged.requirement, checkable, checkable, checkable, try ChangeFeed.stamp(db), item.id])
             try AdminLog.record(db, admin: admin, action: "items.update", target: item.id, detail: nil, at: now)
-            guard let goal = try GoalRow.load(db, id: item.goalId) else { throw ServiceError.notFound("no such item") }
             if item.done && !checkable {
                 // No longer checkable: the mark goes, and both sides hear of it like an uncheck.
                 try Self.recordDone(db, goal: goal, item: item, done: false, actor: admin, at: now)
@@ -215,13 +233,14 @@ struct PlanOperations: Sendable {
     var remove: ServiceOperation {
         .write(
             "goals.admin.items.remove",
-            summary: "Removes a plan item (offline apps get it as a deletion).",
+            summary: "Removes a plan item (offline apps get it as a deletion). Not on a finished goal.",
             auth: GoalOperations.admin, request: .object(["itemId": GoalOperations.id], required: ["itemId"]), response: .object([:])
         ) { (context, input: ItemRequest, db: Database) -> Empty in
             let admin = try context.requirePrincipal().userID
             guard let item = try ItemView.load(db, id: input.itemId), let goal = try GoalRow.load(db, id: item.goalId) else {
                 throw ServiceError.notFound("no such item")
             }
+            try Self.requireOpenPlan(goal)
             try db.cachedStatement(sql: "DELETE FROM plan_item WHERE id = ?").execute(arguments: [item.id])
             for viewer in try GoalsChanges.viewers(db, goal: goal) {
                 try ChangeFeed.recordDeletion(db, entity: "item", id: item.id, scope: ChangeViewer.user(viewer), at: context.receivedAt)
@@ -309,7 +328,7 @@ struct PlanOperations: Sendable {
     var time: ServiceOperation {
         .write(
             "goals.items.time",
-            summary: "Sets (or clears with null) the time of day of a workout of the caller's goal.",
+            summary: "Sets (or clears with null) the time of day of a workout of the caller's goal. Not on a finished goal.",
             auth: GoalOperations.recipient,
             request: .object(["itemId": GoalOperations.id, "time": JSONSchema.string(format: .time).nullable()], required: ["itemId", "time"]),
             response: ItemView.schema
@@ -318,6 +337,7 @@ struct PlanOperations: Sendable {
             guard let item = try ItemView.load(db, id: input.itemId), let goal = try GoalRow.load(db, id: item.goalId), goal.recipientID == principal.userID
             else { throw ServiceError.notFound("no such item") }
             guard item.kind == "workout" else { throw ServiceError.invalid("itemId", "only a workout has a time of day") }
+            try Self.requireOpenPlan(goal)
             try db.cachedStatement(sql: "UPDATE plan_item SET time_of_day = ?, change_version = ? WHERE id = ?").execute(arguments: [input.time?.description, try ChangeFeed.stamp(db), item.id])
             guard let updated = try ItemView.load(db, id: item.id) else { throw ServiceError.internal(ref: context.requestID) }
             return updated
@@ -395,6 +415,7 @@ struct PlanOperations: Sendable {
             response: .object(["items": .array(of: ItemView.schema, maxItems: 500), "more": .boolean], required: ["items", "more"])
         ) { (context, input: ListRequest, db: Database) -> JSONValue in
             let (goal, _) = try GoalAccess.goal(db, input.goalId, for: try context.requirePrincipal())
+            if let from = input.from, let to = input.to, to < from { throw ServiceError.invalid("to", "must not be before from") }
             let limit = input.limit ?? 100
             var after: (date: String, position: Int)? = nil
             if let id = input.after {

@@ -109,7 +109,7 @@ struct RecurrenceSeries: Sendable {
         var walk = Walk(self)
         var last: Occurrence?
         while let occurrence = walk.next() {
-            if !exceptions.contains(occurrence.local) { last = occurrence }
+            if !isException(occurrence) { last = occurrence }
         }
         return last
     }
@@ -145,7 +145,7 @@ struct RecurrenceSeries: Sendable {
         var walk = walk
         var result: [Occurrence] = []
         while result.count < limit, let occurrence = walk.next(), !stop(occurrence) {
-            if keep(occurrence), !exceptions.contains(occurrence.local) { result.append(occurrence) }
+            if keep(occurrence), !isException(occurrence) { result.append(occurrence) }
         }
         return result
     }
@@ -244,11 +244,20 @@ struct RecurrenceSeries: Sendable {
             emptyPeriodsInARow = dates.isEmpty ? emptyPeriodsInARow + 1 : 0
             for date in dates.reversed() where date > start.date && date <= RecurrencePeriods.lastDate {
                 let occurrence = occurrence(at: LocalDateTime(date: date, time: start.time))
-                if isWithinUntil(occurrence), !exceptions.contains(occurrence.local) { return occurrence }
+                if isWithinUntil(occurrence), !isException(occurrence) { return occurrence }
             }
             period -= 1
         }
-        return exceptions.contains(start) ? nil : occurrence(at: start)
+        let first = occurrence(at: start)
+        return isException(first) ? nil : first
+    }
+
+    /// Whether an exception removes `occurrence`: named by its local time as the rule
+    /// makes it, or by the wall clock at its instant (they differ in a DST gap: a 02:30
+    /// that does not exist happens at 03:30, which is what the reminder shows).
+    func isException(_ occurrence: Occurrence) -> Bool {
+        guard !exceptions.isEmpty else { return false }
+        return exceptions.contains(occurrence.local) || exceptions.contains(zone.local(occurrence.instant))
     }
 
     // MARK: Local to UTC

@@ -95,24 +95,50 @@ struct AlertPlan: Sendable, Hashable {
     /// order from the first whose repeats could still be ahead, and the search stops once
     /// an occurrence's earliest lead comes after the best point found.
     func next(in series: RecurrenceSeries, after: Date, isDone: (Occurrence) -> Bool) -> AlertPoint? {
-        guard !isEmpty else { return nil }
         var best: AlertPoint?
-        var cursor = after.addingTimeInterval(-repeatSpan - 1)
+        walk(series, from: after, isDone: isDone) { occurrence in
+            if let best, occurrence.instant.addingTimeInterval(-longestLead) > best.at { return false }
+            if let point = points(of: occurrence).first(where: { $0.at > after }), best.map({ point.at < $0.at }) ?? true {
+                best = point
+            }
+            return true
+        }
+        return best
+    }
+
+    /// Calls `visit` with each occurrence not marked done whose alert points may come at
+    /// or after `instant`, in order (from the first whose repeats could still be ahead),
+    /// until it returns `false`; at most 2,000 occurrences are read.
+    private func walk(_ series: RecurrenceSeries, from instant: Date, isDone: (Occurrence) -> Bool, _ visit: (Occurrence) -> Bool) {
+        guard !isEmpty else { return }
+        var cursor = instant.addingTimeInterval(-repeatSpan - 1)
         var scanned = 0
         while scanned < 2_000 {
             let batch = series.occurrences(after: cursor, limit: 16)
-            guard !batch.isEmpty else { break }
+            guard !batch.isEmpty else { return }
             for occurrence in batch {
                 scanned += 1
-                if let best, occurrence.instant.addingTimeInterval(-longestLead) > best.at { return best }
                 if isDone(occurrence) { continue }
-                if let point = points(of: occurrence).first(where: { $0.at > after }), best.map({ point.at < $0.at }) ?? true {
-                    best = point
-                }
+                guard visit(occurrence) else { return }
             }
             cursor = batch[batch.count - 1].instant
         }
-        return best
+    }
+}
+
+extension AlertPlan {
+    /// Every alert point at exactly `instant`, among occurrences not marked done, in the
+    /// occurrences' order: points of different occurrences may meet (a daily reminder's
+    /// "a day before" for tomorrow comes at the time of today's own alert, a repeat may
+    /// land on another occurrence's lead), and each is an alert of its own.
+    func points(at instant: Date, in series: RecurrenceSeries, isDone: (Occurrence) -> Bool) -> [AlertPoint] {
+        var found: [AlertPoint] = []
+        walk(series, from: instant, isDone: isDone) { occurrence in
+            guard occurrence.instant.addingTimeInterval(-longestLead) <= instant else { return false }
+            found += points(of: occurrence).filter { $0.at == instant }
+            return true
+        }
+        return found
     }
 }
 
@@ -133,7 +159,14 @@ struct ReminderOutlook: Sendable, Hashable {
     }
 
     init(series: RecurrenceSeries, timing: ReminderTiming, alerts: AlertPlan, doneThrough: LocalDateTime?, after: Date) {
-        nextOccurrence = series.next(after: after)
+        // The next occurrence not marked done (one marked ahead of its time is behind the user).
+        var next = series.next(after: after)
+        var skipped = 0
+        while let occurrence = next, timing.isDone(occurrence, doneThrough: doneThrough), skipped < 1_000 {
+            next = series.next(after: occurrence.instant)
+            skipped += 1
+        }
+        nextOccurrence = next
         nextAlert = alerts.next(in: series, after: after) { timing.isDone($0, doneThrough: doneThrough) }
     }
 }

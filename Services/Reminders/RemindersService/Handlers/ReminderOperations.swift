@@ -221,7 +221,10 @@ struct ReminderOperations: Sendable {
             // Occurrences within a day of that local time: its instant in any zone is there.
             let guess = ZoneClock.utc.instant(local.date, local.time) ?? now
             let near = series.occurrences(from: guess.addingTimeInterval(-2 * 86_400), through: guess.addingTimeInterval(2 * 86_400), limit: 200)
-            guard let match = near.first(where: { timing.wireLocal($0) == local }) else {
+            // Named as the rule makes it, or as the reminder shows it (the wall clock at its
+            // instant: 03:30 for a 02:30 in a DST gap).
+            let shown = { (occurrence: Occurrence) in !timing.allDay && series.zone.local(occurrence.instant) == local }
+            guard let match = near.first(where: { timing.wireLocal($0) == local }) ?? near.first(where: shown) else {
                 throw ServiceError.invalid("occurrence", "not an occurrence of this reminder")
             }
             // Done covers every occurrence through the one named (`doneThrough`): naming one

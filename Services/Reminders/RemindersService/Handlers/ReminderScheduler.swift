@@ -27,9 +27,9 @@ enum ReminderScheduler {
 
     /// Derives the row's next occurrence from its content as it stands after `after`, and
     /// sets (or removes) its timer. The caller saves the row.
-    static func arm(_ db: Database, _ row: inout ReminderRow, clock: UserClock, after: Date) throws {
+    static func arm(_ db: Database, _ row: inout ReminderRow, clock: UserClock, after: Date, series known: RecurrenceSeries? = nil) throws {
         guard row.status == .active,
-            let series = try? row.content.timing.series(userZone: clock.zone, allDayTime: clock.allDayTime)
+            let series = known ?? (try? row.content.timing.series(userZone: clock.zone, allDayTime: clock.allDayTime))
         else {
             row.nextAtMs = nil
             row.nextLocal = nil
@@ -64,15 +64,17 @@ enum ReminderScheduler {
         var cursor = max(Instant.date(milliseconds: row.alertCursorMs), now.addingTimeInterval(-missedWindow))
         var published = 0
         let timing = row.content.timing, doneThrough = row.doneThrough
-        while published < 100, let point = row.content.alerts.next(in: series, after: cursor, isDone: { timing.isDone($0, doneThrough: doneThrough) }),
-            point.at <= horizon
-        {
-            try publish(db, row, point: point, now: now, late: timer.late || now.timeIntervalSince(point.at) > lateAfter, clock: clock)
-            cursor = point.at
-            published += 1
+        let isDone = { (occurrence: Occurrence) in timing.isDone(occurrence, doneThrough: doneThrough) }
+        while published < 100, let next = row.content.alerts.next(in: series, after: cursor, isDone: isDone), next.at <= horizon {
+            // Every point at that instant: two occurrences' alerts may fall together.
+            for point in row.content.alerts.points(at: next.at, in: series, isDone: isDone) {
+                try publish(db, row, point: point, now: now, late: timer.late || now.timeIntervalSince(point.at) > lateAfter, clock: clock)
+                published += 1
+            }
+            cursor = next.at
         }
         row.alertCursorMs = max(row.alertCursorMs, Instant.milliseconds(horizon))
-        try arm(db, &row, clock: clock, after: horizon)
+        try arm(db, &row, clock: clock, after: horizon, series: series)
         try row.saveSchedule(db)
     }
 
@@ -82,10 +84,10 @@ enum ReminderScheduler {
         let local = row.content.timing.wireText(point.occurrence)
         try db.cachedStatement(sql: """
                 INSERT INTO fired_alert (id, reminder_id, user_id, occurrence_local, occurrence_ms, fired_ms) VALUES (?, ?, ?, ?, ?, ?)
-                """).execute(arguments: [alertID, row.id, row.userID, local, Instant.milliseconds(point.occurrence.instant), Instant.milliseconds(now)])
+                """).run(alertID, row.id, row.userID, local, Instant.milliseconds(point.occurrence.instant), Instant.milliseconds(now))
         // Alerts are kept 30 days for snoozing; a few old ones go with each new one.
         try db.cachedStatement(sql: "DELETE FROM fired_alert WHERE id IN (SELECT id FROM fired_alert WHERE fired_ms < ? LIMIT 8)")
-            .execute(arguments: [Instant.milliseconds(now) - 30 * 86_400_000])
+            .run(Instant.milliseconds(now) - 30 * 86_400_000)
         let kind: RemindersEvents.DueKind
         switch point.kind {
         case .lead(let minutes): kind = .alert(minutesBefore: minutes)
@@ -93,6 +95,28 @@ enum ReminderScheduler {
         }
         try RemindersEvents.due(db, row, alertID: alertID, occurrenceLocal: local, occurrence: point.occurrence.instant, at: point.at, now: now, late: late, kind: kind)
         try NotificationSources.reminderDue(db, row, alertID: alertID, occurrenceLocal: local, now: now, clock: clock)
+        try sendGreeting(db, row, point: point, alertID: alertID, clock: clock)
+    }
+
+    /// A greeting with a channel goes to its address by email or SMS at its occurrence's
+    /// own alert (the lead closest to it: 0 unless the user changed the alerts), once per
+    /// occurrence (its id is the alert's), through the service's outbox; a snooze or a
+    /// repeat does not send it again. Without a channel the user is only reminded.
+    static func sendGreeting(_ db: Database, _ row: ReminderRow, point: AlertPoint, alertID: String, clock: UserClock) throws {
+        guard let greeting = row.content.greeting, let channel = greeting.channel, let address = greeting.address,
+            case .lead(let minutes) = point.kind, minutes == (row.content.alerts.leadMinutes.first ?? 0)
+        else { return }
+        let russian = clock.language == "ru"
+        switch channel {
+        case "email":
+            let subject = russian ? "Поздравление для \(greeting.recipientName)" : "Greetings for \(greeting.recipientName)"
+            try Notifier.outbox.enqueue(
+                db, id: "grt.\(alertID)", channel: .email, to: address, payload: OutgoingMessage.payload(subject: subject, body: greeting.message))
+        case "sms":
+            try Notifier.outbox.enqueue(db, id: "grt.\(alertID)", channel: .sms, to: address, payload: OutgoingMessage.payload(body: greeting.message))
+        default:
+            return
+        }
     }
 
     /// A snoozed alert comes again, unless its reminder was deleted, completed or that
@@ -104,13 +128,20 @@ enum ReminderScheduler {
         else { return }
         let local: String = alert["occurrence_local"]
         if let done = row.doneThrough, let occurrence = LocalText.occurrence(local), occurrence <= done { return }
+        // An edit since may have moved or removed that occurrence: a snooze never brings back
+        // an occurrence the reminder no longer has.
+        let clock = try UserClock.load(db, user: row.userID)
+        guard let series = try? row.content.timing.series(userZone: clock.zone, allDayTime: clock.allDayTime) else { return }
+        let was = Instant.date(milliseconds: alert["occurrence_ms"])
+        let near = series.occurrences(from: was.addingTimeInterval(-2 * 86_400), through: was.addingTimeInterval(2 * 86_400), limit: 200)
+        guard near.contains(where: { row.content.timing.wireText($0) == local }) else { return }
         try db.cachedStatement(sql: "UPDATE fired_alert SET snoozed_until_ms = NULL WHERE id = ?").execute(arguments: [alertID])
         try RemindersEvents.due(
             db, row, alertID: alertID, occurrenceLocal: local, occurrence: Instant.date(milliseconds: alert["occurrence_ms"]), at: timer.dueAt, now: timer.firedAt,
             late: timer.late, kind: .snooze)
         // The snoozed alert's push is a new notification (its first one was already read).
         try NotificationSources.reminderDue(
-            db, row, alertID: alertID, occurrenceLocal: local, now: timer.firedAt, clock: try UserClock.load(db, user: row.userID),
+            db, row, alertID: alertID, occurrenceLocal: local, now: timer.firedAt, clock: clock,
             again: "snooze.\(Instant.milliseconds(timer.dueAt))")
     }
 }

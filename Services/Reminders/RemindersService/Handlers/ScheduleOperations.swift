@@ -140,7 +140,7 @@ struct ScheduleOperations: Sendable {
     var greeting: ServiceOperation {
         .write(
             "reminders.greetings.schedule",
-            summary: "Schedules a congratulation for someone else's date (the Reminder app's \"sending congratulations\"): a reminder of category congratulation at `date` and `time` (default 09:00) in `zone` (absent: floating), `yearly` for every year; when it fires, reminders.due carries the greeting (recipient, message, and with `channel` email or sms and `address`, for the notifications service to send).",
+            summary: "Schedules a congratulation for someone else's date (the Reminder app's \"sending congratulations\"): a reminder of category congratulation at `date` and `time` (default 09:00) in `zone` (absent: floating), `yearly` for every year; when it fires, reminders.due carries the greeting (recipient, message), and with `channel` email or sms the message itself goes to `address` at each occurrence (once, from the service's outbox); without a channel the user is reminded to send it. A one-off date or today's time already gone is refused.",
             auth: Self.user,
             request: .object(
                 [
@@ -165,6 +165,10 @@ struct ScheduleOperations: Sendable {
                 let zone = input.zone.flatMap(ZoneClock.init(identifier:)) ?? clock.zone
                 let today = zone.localDate(of: now)
                 guard input.date >= today else { throw ServiceError.invalid("date", "is in the past (today is \(today) there); send yearly: true for a yearly date") }
+                let time = input.time ?? UserClock.defaultAllDayTime
+                if input.date == today, let at = zone.instant(input.date, time), at < now {
+                    throw ServiceError.invalid(input.time == nil ? "date" : "time", "\(time) has passed today there; choose a later time")
+                }
             }
             var content = try ReminderStore.blank(db, user: user)
             let name = input.recipientName.trimmingCharacters(in: .whitespacesAndNewlines)

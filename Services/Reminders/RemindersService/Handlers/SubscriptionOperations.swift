@@ -255,19 +255,22 @@ struct SubscriptionOperations: Sendable {
         var matches: [(key: String, date: LocalDate, title: String, description: String?, category: ReminderCategory)] = []
         let russian = clock.language == "ru"
         if kind == "beautiful" {
-            let custom = (try? customPatterns(params.custom)) ?? []
-            for found in BeautifulDates.find(from: today, to: until, patterns: params.patterns ?? [], custom: custom, limit: maximumPerTopUp) {
-                let written = "\(Instant.digits(found.date.day, width: 2)).\(Instant.digits(found.date.month, width: 2)).\(found.date.year)"
-                matches.append(
-                    ("beautiful:\(id):\(found.date)", found.date, (russian ? "Красивая дата: " : "Beautiful date: ") + written,
-                     found.patterns.joined(separator: ", "), .beautifulDate))
-            }
+            // The person's own milestones first (a few a year): patterns matching many days
+            // fill what room is left, and never crowd them out of the top-up.
             for personal in params.personalDates ?? [] {
                 for milestone in Milestones.between(today, until, since: personal.date) {
                     matches.append(
                         ("milestone:\(id):\(personal.label):\(milestone.key)", milestone.date, Self.milestoneTitle(milestone, label: personal.label, russian: russian),
                          nil, .anniversary))
                 }
+            }
+            let custom = (try? customPatterns(params.custom)) ?? []
+            let room = max(0, maximumPerTopUp - matches.count)
+            for found in BeautifulDates.find(from: today, to: until, patterns: params.patterns ?? [], custom: custom, limit: room) where room > 0 {
+                let written = "\(Instant.digits(found.date.day, width: 2)).\(Instant.digits(found.date.month, width: 2)).\(found.date.year)"
+                matches.append(
+                    ("beautiful:\(id):\(found.date)", found.date, (russian ? "Красивая дата: " : "Beautiful date: ") + written,
+                     found.patterns.joined(separator: ", "), .beautifulDate))
             }
         } else if let country = params.country {
             let language = clock.language == "en" || clock.language == "de" || clock.language == "ru" ? clock.language : defaultLanguage(country)

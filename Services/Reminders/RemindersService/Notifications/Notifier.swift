@@ -64,7 +64,7 @@ enum Notifier {
         try db.cachedStatement(sql: """
             SELECT id, token, platform, locale FROM push_device WHERE user_id = ? AND app_id = ? AND disabled_at IS NULL ORDER BY id
             """
-        ).forEachRow(arguments: [user, app.rawValue]) { row in
+        ).forEachRow(user, app.rawValue) { row in
             devices.append(Device(id: row.integer(0) ?? 0, token: row.string(1), platform: row.string(2), locale: row.string(3)))
         }
         return devices

@@ -15,10 +15,17 @@ struct PushSettings: Sendable {
     /// Pushes per request to the gateway (Gorush takes `max_notification` notifications
     /// per request, 100 by default; pushes with the same content share one, with many tokens).
     var batchSize = 500
+    /// How greetings sent by email or SMS leave (`BACKEND_REMINDERS_EMAIL_TRANSPORT`,
+    /// `_SMTP_*`, `_SMS_TRANSPORT`, `_SMS_*`, `_OUTBOX_DIR`: the platform's
+    /// ``MessageTransportSettings``, as auth's codes), through the same outbox and worker.
+    var messages = MessageTransportSettings()
+    var dataDirectory: URL
 
     /// Reads `BACKEND_REMINDERS_PUSH_*` (see the README's table).
     init(environment: [String: String], dataDirectory: URL) throws {
+        self.dataDirectory = dataDirectory
         directory = environment["BACKEND_REMINDERS_PUSH_DIR"].map { URL(fileURLWithPath: $0) } ?? dataDirectory.appendingPathComponent("push")
+        messages = try MessageTransportSettings.fromEnvironment(environment, prefix: "BACKEND_REMINDERS")
         if let value = environment["BACKEND_REMINDERS_PUSH_TRANSPORT"] {
             guard ["file", "http"].contains(value) else { throw ConfigurationError("BACKEND_REMINDERS_PUSH_TRANSPORT must be file or http") }
             transport = value
@@ -50,6 +57,9 @@ struct PushSettings: Sendable {
     static func topic(of message: DeliveryMessage, in topics: [PushApp: String]) -> String {
         topics[PushApp(rawValue: message.payload["app"]?.stringValue ?? "") ?? .reminder] ?? ""
     }
+
+    /// The outbox's transports: pushes, and greetings' emails and SMS.
+    var transports: [any DeliveryTransport] { [pushTransport] + messages.transports(dataDirectory: dataDirectory) }
 
     /// The configured transport.
     var pushTransport: any DeliveryTransport {

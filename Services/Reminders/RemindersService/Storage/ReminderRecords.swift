@@ -104,8 +104,11 @@ struct ReminderRow: Sendable, Hashable {
 
     /// The user's reminder `id`, if there is one.
     static func find(_ db: Database, id: String, user: String) throws -> ReminderRow? {
-        try fetchAll(db, where: "id = ? AND user_id = ?", [id, user]).first
+        // Bound directly, its text made once: the scheduler loads one per alert.
+        try db.cachedStatement(sql: findSQL).firstRow(id, user) { try ReminderRow(stored: $0) }
     }
+
+    private static let findSQL = "SELECT \(columns) FROM reminder WHERE id = ? AND user_id = ?"
 
     static func bySource(_ db: Database, user: String, key: String) throws -> ReminderRow? {
         try fetchAll(db, where: "user_id = ? AND source_key = ?", [user, key]).first
@@ -153,7 +156,7 @@ struct ReminderRow: Sendable, Hashable {
     /// occurrence (what the user set is untouched, so the search index is too).
     func saveSchedule(_ db: Database) throws {
         try db.cachedStatement(sql: "UPDATE reminder SET next_at_ms = ?, next_sort = ?, next_local = ?, alert_cursor_ms = ? WHERE rowid = ?")
-            .execute(arguments: [nextAtMs, nextAtMs ?? Self.noNextSort, nextLocal, alertCursorMs, rowID])
+            .run(nextAtMs, nextAtMs ?? Self.noNextSort, nextLocal, alertCursorMs, rowID)
     }
 
     /// The owner name of the reminder's image in the platform's media references.
@@ -193,7 +196,7 @@ struct UserClock: Sendable {
             LEFT JOIN settings AS s ON s.user_id = me.user_id
             LEFT JOIN person AS p ON p.user_id = me.user_id
             """
-        ).forEachRow(arguments: [user]) { row in
+        ).forEachRow(user) { row in
             (settingsZone, profileZone, allDayTime, chosenLanguage, locale) = (row.text(0), row.text(1), row.text(2), row.text(3), row.text(4))
         }
         // The first zone that is a zone (the cache makes each once; a list or a burst of
