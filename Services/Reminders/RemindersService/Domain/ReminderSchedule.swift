@@ -91,19 +91,29 @@ struct AlertPlan: Sendable, Hashable {
     }
 
     /// The first alert point strictly after `after`, among occurrences not marked done.
-    /// Occurrences are read in
-    /// order from the first whose repeats could still be ahead, and the search stops once
-    /// an occurrence's earliest lead comes after the best point found.
     func next(in series: RecurrenceSeries, after: Date, isDone: (Occurrence) -> Bool) -> AlertPoint? {
-        var best: AlertPoint?
+        nextPoints(in: series, after: after, isDone: isDone).first
+    }
+
+    /// Every alert point at the first instant strictly after `after` that has one, among
+    /// occurrences not marked done, in the occurrences' order: points of different
+    /// occurrences may meet (a daily reminder's "a day before" for tomorrow comes at the
+    /// time of today's own alert, a repeat may land on another occurrence's lead), and each
+    /// is an alert of its own. Occurrences are read in order from the first whose repeats
+    /// could still be ahead, and the search stops once an occurrence's earliest lead comes
+    /// after the points found.
+    func nextPoints(in series: RecurrenceSeries, after: Date, isDone: (Occurrence) -> Bool) -> [AlertPoint] {
+        var found: [AlertPoint] = []
         walk(series, from: after, isDone: isDone) { occurrence in
-            if let best, occurrence.instant.addingTimeInterval(-longestLead) > best.at { return false }
-            if let point = points(of: occurrence).first(where: { $0.at > after }), best.map({ point.at < $0.at }) ?? true {
-                best = point
-            }
+            if let at = found.first?.at, occurrence.instant.addingTimeInterval(-longestLead) > at { return false }
+            guard let point = points(of: occurrence).first(where: { $0.at > after }) else { return true }
+            if let at = found.first?.at, point.at > at { return true }
+            if let at = found.first?.at, point.at < at { found.removeAll() }
+            // An occurrence's own points are at distinct instants: its first one ahead is all it adds.
+            found.append(point)
             return true
         }
-        return best
+        return found
     }
 
     /// Calls `visit` with each occurrence not marked done whose alert points may come at
@@ -123,22 +133,6 @@ struct AlertPlan: Sendable, Hashable {
             }
             cursor = batch[batch.count - 1].instant
         }
-    }
-}
-
-extension AlertPlan {
-    /// Every alert point at exactly `instant`, among occurrences not marked done, in the
-    /// occurrences' order: points of different occurrences may meet (a daily reminder's
-    /// "a day before" for tomorrow comes at the time of today's own alert, a repeat may
-    /// land on another occurrence's lead), and each is an alert of its own.
-    func points(at instant: Date, in series: RecurrenceSeries, isDone: (Occurrence) -> Bool) -> [AlertPoint] {
-        var found: [AlertPoint] = []
-        walk(series, from: instant, isDone: isDone) { occurrence in
-            guard occurrence.instant.addingTimeInterval(-longestLead) <= instant else { return false }
-            found += points(of: occurrence).filter { $0.at == instant }
-            return true
-        }
-        return found
     }
 }
 

@@ -65,13 +65,15 @@ enum ReminderScheduler {
         var published = 0
         let timing = row.content.timing, doneThrough = row.doneThrough
         let isDone = { (occurrence: Occurrence) in timing.isDone(occurrence, doneThrough: doneThrough) }
-        while published < 100, let next = row.content.alerts.next(in: series, after: cursor, isDone: isDone), next.at <= horizon {
-            // Every point at that instant: two occurrences' alerts may fall together.
-            for point in row.content.alerts.points(at: next.at, in: series, isDone: isDone) {
+        while published < 100 {
+            // Every point at the next instant: two occurrences' alerts may fall together.
+            let points = row.content.alerts.nextPoints(in: series, after: cursor, isDone: isDone)
+            guard let at = points.first?.at, at <= horizon else { break }
+            for point in points {
                 try publish(db, row, point: point, now: now, late: timer.late || now.timeIntervalSince(point.at) > lateAfter, clock: clock)
                 published += 1
             }
-            cursor = next.at
+            cursor = at
         }
         row.alertCursorMs = max(row.alertCursorMs, Instant.milliseconds(horizon))
         try arm(db, &row, clock: clock, after: horizon, series: series)
