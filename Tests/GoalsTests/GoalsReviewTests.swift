@@ -206,6 +206,16 @@ struct GoalsReviewTests {
             let feed = try await Flow.ok(goals, "goals.feed", ["with": "rec", "limit": 1], as: Flow.user("s2"))
             #expect(feed["entries"]?[0]?["kind"] == "revised")
             #expect(try await Flow.ok(goals, "goals.accept", ["sponsorshipId": two["id"]!, "round": 2], as: Flow.user("s2"))["state"] == "accepted")
+            // A rejected offer stays as its sponsor left it: no new round, not told.
+            try await Flow.sponsor(goals, "s3")
+            let other = try await Flow.ok(goals, "goals.create", ["type": "weight_loss", "settings": ["sport": "running"]], as: Flow.user("rec2"))
+            let first = try await Flow.ok(goals, "goals.propose", ["goalId": other["id"]!, "sponsor": "s1", "reward": ["text": "x"]], as: Flow.user("rec2"))
+            let refused = try await Flow.ok(goals, "goals.propose", ["goalId": other["id"]!, "sponsor": "s3", "reward": ["text": "y"]], as: Flow.user("rec2"))
+            try await Flow.ok(goals, "goals.reject", ["sponsorshipId": refused["id"]!, "kind": "ask_new_goal", "comment": "not running"], as: Flow.user("s3"))
+            try await Flow.ok(goals, "goals.revise", ["sponsorshipId": first["id"]!, "settings": ["sport": "cycling"]], as: Flow.user("rec2"))
+            let after = try await Flow.ok(goals, "goals.get", ["goalId": other["id"]!], as: Flow.user("s3"))
+            let theirs = after["goal"]?["sponsorships"]?.arrayValue?.first { $0["id"] == refused["id"] }
+            #expect(theirs?["state"] == "rejected" && theirs?["round"] == 1, "\(theirs ?? .null)")
             // A blank comment alone revises nothing.
             let blank = try await goals.call("goals.revise", data: ["sponsorshipId": one["id"]!, "comment": "  "], as: Flow.user("rec"))
             #expect(blank.error?.code == .validationFailed)
@@ -288,6 +298,8 @@ struct GoalsReviewTests {
             try await Flow.ok(goals, "goals.offer.withdraw", ["sponsorshipId": offer["id"]!], as: Flow.user("rec"))
             let like = try await goals.call("goals.comments.like", data: ["entryId": comment["id"]!, "liked": true], as: Flow.user("rec"))
             #expect(like.error?.code == .conflict && like.error?.details["reason"] == "offer_closed")
+            let more = try await goals.call("goals.comments.add", data: ["with": "rec", "goalId": goal["id"]!, "text": "after"], as: Flow.user("s"))
+            #expect(more.error?.code == .conflict && more.error?.details["reason"] == "offer_closed")
         }
     }
 }

@@ -182,6 +182,38 @@ struct RemindersSchedulerTests {
         }
     }
 
+    @Test("greetings to addresses nobody confirmed are bounded: per address and per user a day, once per reminder and day; deletion takes back what is queued")
+    func greetingsAreBounded() async throws {
+        try await Self.withDatabase { pool in
+            func greeting(_ start: String, to address: String, user: String = "user-ann") async throws -> String {
+                var content = try Self.content(start: start, zone: "UTC", rule: nil, alerts: [0])
+                content.greeting = Greeting(recipientName: "V", message: "hi", channel: "email", address: address)
+                return try await Self.insert(pool, content, user: user, at: Self.instant("2027-05-01T00:00:00Z"))
+            }
+            let sent = { try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_delivery WHERE id LIKE 'grt.%'") ?? 0 } }
+            // Five greetings to one address within minutes: three go (the address's day), two do not.
+            for minute in 0..<5 { _ = try await Self.run(pool, reminder: try await greeting("2027-05-10T09:0\(minute)", to: "victim@example.com"), firings: 1) }
+            #expect(try await sent() == 3)
+            // Another user, the same address, the same day: nothing more.
+            _ = try await Self.run(pool, reminder: try await greeting("2027-05-10T10:00", to: "victim@example.com", user: "user-bob"), firings: 1)
+            #expect(try await sent() == 3)
+            // Ten more to other addresses: the user's day stops at ten in all.
+            for number in 0..<10 { _ = try await Self.run(pool, reminder: try await greeting("2027-05-10T11:\(10 + number)", to: "f\(number)@example.com"), firings: 1) }
+            #expect(try await sent() == 10)
+            // What is still queued goes with the account.
+            try await pool.write { db in try GreetingDelivery.forget(db, user: "user-ann") }
+            let pending = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_delivery WHERE id LIKE 'grt.%' AND status = 'pending'") }
+            #expect(pending == 0)
+            // A greeting sent by email repeats at most yearly and keeps its alert at 0.
+            var daily = try Self.content(start: "2027-05-10T09:00", zone: "UTC", rule: "FREQ=DAILY", alerts: [0])
+            daily.greeting = Greeting(recipientName: "V", message: "hi", channel: "sms", address: "+79990000000")
+            #expect(GreetingDelivery.problem(of: daily)?.field == "rrule")
+            daily.timing.rule = try RecurrenceRule.parse("FREQ=YEARLY")
+            daily.alerts = AlertPlan(leadMinutes: [1_440])
+            #expect(GreetingDelivery.problem(of: daily)?.field == "alerts")
+        }
+    }
+
     @Test("alerts missed while the service was down fire once, marked late; older than a day are skipped")
     func missedAlerts() async throws {
         try await Self.withDatabase { pool in

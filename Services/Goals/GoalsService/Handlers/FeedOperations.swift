@@ -84,9 +84,15 @@ struct FeedOperations: Sendable {
             guard !input.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw ServiceError.invalid("text", "must not be blank") }
             // A deleted sponsor (`deleted:<sponsorship>`) reads no more comments.
             guard !input.with.hasPrefix("deleted:") else { throw ServiceError.notFound("no feed with this user") }
-            var pair = try Self.pair(db, caller: me, other: input.with, live: true)
             // The goal named decides the feed (two people may sponsor each other).
-            if let goal = input.goalId, let named = try Self.pair(db, caller: me, other: input.with, goal: goal, live: true) { pair = named }
+            let pair: (recipient: String, sponsor: String)
+            if let goal = input.goalId, let named = try Self.pair(db, caller: me, other: input.with, goal: goal, live: true) {
+                pair = named
+            } else if let goal = input.goalId, try Self.pair(db, caller: me, other: input.with, goal: goal, live: false) != nil {
+                throw ServiceError.conflict("the offer was withdrawn: this feed can be read, not written to", reason: "offer_closed")
+            } else {
+                pair = try Self.pair(db, caller: me, other: input.with, live: true)
+            }
             guard
                 let goalID = try String.fetchOne(db.cachedStatement(sql: """
                         SELECT g.id FROM goal g JOIN sponsorship s ON s.goal_id = g.id

@@ -223,7 +223,7 @@ struct GoalOperations: Sendable {
     var revise: ServiceOperation {
         .write(
             "goals.revise",
-            summary: "The recipient revises an offer that is proposed or rejected and proposes it again: the goal's `type` and/or `settings` (only while no sponsor has accepted the goal; the type's current form applies), the `reward`, a comment. The history keeps every round (goals.get). The sponsor is told (event goals.revised). A new type or settings change the goal every offer shares: the other offers still proposed or rejected move to a new round too and their sponsors are told (without the comment). A blank comment alone is no revision.",
+            summary: "The recipient revises an offer that is proposed or rejected and proposes it again: the goal's `type` and/or `settings` (only while no sponsor has accepted the goal; the type's current form applies), the `reward`, a comment. The history keeps every round (goals.get). The sponsor is told (event goals.revised). A new type or settings change the goal every offer shares: the other offers still proposed move to a new round too and their sponsors are told (without the comment); rejected ones stay as they are. A blank comment alone is no revision.",
             auth: Self.recipient,
             request: .object(
                 ["sponsorshipId": Self.id, "type": Self.id, "settings": Self.settings, "reward": RewardView.schema, "comment": Self.comment],
@@ -260,12 +260,13 @@ struct GoalOperations: Sendable {
                 revisedSettings = settings
             }
             // The goal is shared by all its offers: a new type or settings revise the other
-            // offers still negotiated too (a sponsor's answer to the old goal is then
-            // `offer_changed`, and each is told, without the comment meant for this one).
+            // offers still proposed too (a sponsor's answer to the old goal is then
+            // `offer_changed`, and each is told, without the comment meant for this one). An
+            // offer its sponsor rejected stays so: the recipient revises it on its own.
             var alsoRevised: [String] = []
             if revisedSettings != nil {
                 for other in try SponsorshipRow.all(db, goal: goal.id)
-                where other.id != sponsorship.id && SponsorshipState.negotiating.contains(other.state) {
+                where other.id != sponsorship.id && other.state == .proposed {
                     try db.cachedStatement(sql: "UPDATE sponsorship SET round = round + 1, updated_at = ?, change_version = ? WHERE id = ?")
                         .execute(arguments: [now, try ChangeFeed.stamp(db), other.id])
                     try Self.recordOffer(

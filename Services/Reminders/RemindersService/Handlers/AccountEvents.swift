@@ -81,6 +81,7 @@ enum AccountEvents {
             try DurableTimers.cancel(db, kind: SubscriptionOperations.timerKind, key: subscription)
         }
         try db.cachedStatement(sql: "DELETE FROM fired_alert WHERE user_id = ?").execute(arguments: [user])
+        try GreetingDelivery.forget(db, user: user)
         try db.cachedStatement(sql: "DELETE FROM reminder WHERE user_id = ?").execute(arguments: [user])
         try db.cachedStatement(sql: "DELETE FROM subscription WHERE user_id = ?").execute(arguments: [user])
         try db.cachedStatement(sql: "DELETE FROM settings WHERE user_id = ?").execute(arguments: [user])

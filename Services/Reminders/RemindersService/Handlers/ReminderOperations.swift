@@ -93,6 +93,7 @@ struct ReminderOperations: Sendable {
             try ReminderStore.reportZone(db, user: user, zone: input.deviceZone, now: now)
             let clock = try UserClock.load(db, user: user)
             guard content != row.content else { return try ReminderView(db, row, clock: clock) }
+            if let (field, reason) = GreetingDelivery.problem(of: content) { throw ServiceError.invalid(field, reason) }
             try MediaCatalog.replace(
                 db, owner: row.imageOwner, row.content.imageID, with: content.imageID, field: "imageId", store: try context.mediaStore(), uploadedBy: user)
             if content.timing != row.content.timing { row.doneThrough = nil }

@@ -97,28 +97,7 @@ enum ReminderScheduler {
         }
         try RemindersEvents.due(db, row, alertID: alertID, occurrenceLocal: local, occurrence: point.occurrence.instant, at: point.at, now: now, late: late, kind: kind)
         try NotificationSources.reminderDue(db, row, alertID: alertID, occurrenceLocal: local, now: now, clock: clock)
-        try sendGreeting(db, row, point: point, alertID: alertID, clock: clock)
-    }
-
-    /// A greeting with a channel goes to its address by email or SMS at its occurrence's
-    /// own alert (the lead closest to it: 0 unless the user changed the alerts), once per
-    /// occurrence (its id is the alert's), through the service's outbox; a snooze or a
-    /// repeat does not send it again. Without a channel the user is only reminded.
-    static func sendGreeting(_ db: Database, _ row: ReminderRow, point: AlertPoint, alertID: String, clock: UserClock) throws {
-        guard let greeting = row.content.greeting, let channel = greeting.channel, let address = greeting.address,
-            case .lead(let minutes) = point.kind, minutes == (row.content.alerts.leadMinutes.first ?? 0)
-        else { return }
-        let russian = clock.language == "ru"
-        switch channel {
-        case "email":
-            let subject = russian ? "Поздравление для \(greeting.recipientName)" : "Greetings for \(greeting.recipientName)"
-            try Notifier.outbox.enqueue(
-                db, id: "grt.\(alertID)", channel: .email, to: address, payload: OutgoingMessage.payload(subject: subject, body: greeting.message))
-        case "sms":
-            try Notifier.outbox.enqueue(db, id: "grt.\(alertID)", channel: .sms, to: address, payload: OutgoingMessage.payload(body: greeting.message))
-        default:
-            return
-        }
+        try GreetingDelivery.send(db, row, point: point, alertID: alertID, clock: clock, now: now)
     }
 
     /// A snoozed alert comes again, unless its reminder was deleted, completed or that

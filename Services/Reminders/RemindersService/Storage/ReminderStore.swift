@@ -61,6 +61,8 @@ enum ReminderStore {
         row.changeVersion = try ChangeFeed.stamp(db)
         try ReminderScheduler.rearm(db, &row, clock: clock, now: now)
         try row.save(db)
+        // Deleted into the archive: a greeting still queued for it is not sent.
+        if row.status == .archived { try GreetingDelivery.withdraw(db, user: row.userID, reminder: row.id) }
         try RemindersEvents.changed(db, row, change, at: now)
     }
 
@@ -68,6 +70,7 @@ enum ReminderStore {
     /// deletion in the changes feed.
     static func purge(_ db: Database, _ row: ReminderRow, now: Date, store: MediaStore?) throws {
         try DurableTimers.cancel(db, kind: ReminderScheduler.timerKind, key: row.timerKey)
+        try GreetingDelivery.withdraw(db, user: row.userID, reminder: row.id)
         for alert in try String.fetchAll(db.cachedStatement(sql: "SELECT id FROM fired_alert WHERE reminder_id = ? AND user_id = ?"), arguments: [row.id, row.userID]) {
             try DurableTimers.cancel(db, kind: ReminderScheduler.snoozeKind, key: alert)
         }

@@ -202,5 +202,6 @@ enum RemindersMigrations {
             // that answer again from memory while it stands (``UserChanges``).
             for table in ["reminder", "settings", "person"] { try db.execute(sql: UserChanges.triggers(on: table)) }
         }
+        GreetingDelivery.migrate(&migrator)
     }
 }
