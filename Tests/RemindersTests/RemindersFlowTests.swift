@@ -552,6 +552,16 @@ struct RemindersFlowTests {
             #expect(past.0 == .validationFailed && past.1["date"] != nil)
             let yearly = try await Self.ok(service, "reminders.greetings.schedule", ["recipientName": "A", "message": "m", "date": "2020-01-01", "yearly": true])
             #expect(yearly["next"] != .null)
+            // A greeting sent by SMS stays yearly with its alert at 0, by an update or an import alike.
+            let sent = try await Self.ok(
+                service, "reminders.greetings.schedule",
+                ["recipientName": "B", "message": "m", "date": "2027-05-20", "yearly": true, "channel": "sms", "address": "+79990000001"])
+            let sentID = try #require(sent["id"]?.stringValue)
+            #expect(try await Self.failure(service, "reminders.update", ["id": .string(sentID), "rrule": "FREQ=DAILY"]).1["rrule"] != nil)
+            #expect(try await Self.failure(service, "reminders.update", ["id": .string(sentID), "alerts": [1_440]]).1["alerts"] != nil)
+            let daily = "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//t//t//EN\r\nBEGIN:VEVENT\r\nUID:\(sentID)@reminders\r\nDTSTAMP:20270101T000000Z\r\n"
+                + "DTSTART:20270520T090000\r\nRRULE:FREQ=DAILY\r\nSUMMARY:B\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+            #expect(try await Self.failure(service, "reminders.ics.import", ["content": .string(daily)]).0 == .validationFailed)
             // Purging one reminder and the whole archive at once is not a request that can be read one way.
             let id = try #require(yearly["id"]?.stringValue)
             #expect(try await Self.failure(service, "reminders.purge", ["id": .string(id), "archived": true]).1["archived"] != nil)

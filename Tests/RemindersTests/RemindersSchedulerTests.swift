@@ -191,8 +191,11 @@ struct RemindersSchedulerTests {
                 return try await Self.insert(pool, content, user: user, at: Self.instant("2027-05-01T00:00:00Z"))
             }
             let sent = { try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_delivery WHERE id LIKE 'grt.%'") ?? 0 } }
-            // Five greetings to one address within minutes: three go (the address's day), two do not.
-            for minute in 0..<5 { _ = try await Self.run(pool, reminder: try await greeting("2027-05-10T09:0\(minute)", to: "victim@example.com"), firings: 1) }
+            // Five greetings to one address within minutes, its case varied: three go (the address's day), two do not.
+            for minute in 0..<5 {
+                let address = ["victim@example.com", "VICTIM@example.com", "Victim@Example.com"][minute % 3]
+                _ = try await Self.run(pool, reminder: try await greeting("2027-05-10T09:0\(minute)", to: address), firings: 1)
+            }
             #expect(try await sent() == 3)
             // Another user, the same address, the same day: nothing more.
             _ = try await Self.run(pool, reminder: try await greeting("2027-05-10T10:00", to: "victim@example.com", user: "user-bob"), firings: 1)
@@ -200,13 +203,29 @@ struct RemindersSchedulerTests {
             // Ten more to other addresses: the user's day stops at ten in all.
             for number in 0..<10 { _ = try await Self.run(pool, reminder: try await greeting("2027-05-10T11:\(10 + number)", to: "f\(number)@example.com"), firings: 1) }
             #expect(try await sent() == 10)
-            // What is still queued goes with the account.
+            // What is still queued goes with the account; what was sent still counts for its address that day.
             try await pool.write { db in try GreetingDelivery.forget(db, user: "user-ann") }
             let pending = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_delivery WHERE id LIKE 'grt.%' AND status = 'pending'") }
             #expect(pending == 0)
+            let before = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_delivery WHERE id LIKE 'grt.%'") ?? 0 }
+            _ = try await Self.run(pool, reminder: try await greeting("2027-05-10T12:00", to: "victim@example.com", user: "user-cy"), firings: 1)
+            #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_delivery WHERE id LIKE 'grt.%'") ?? 0 } == before)
+            // A reminder sends once a year, whatever its time or zone is moved to after it sent.
+            let moved = try await greeting("2027-05-10T13:00", to: "once@example.com", user: "user-dee")
+            _ = try await Self.run(pool, reminder: moved, firings: 1)
+            try await pool.write { db in
+                var row = try #require(try ReminderRow.load(db, timerKey: moved))
+                row.content.timing = ReminderTiming(start: LocalText.dateTime("2027-05-10T01:30")!, allDay: false, zone: "Etc/GMT+12", rule: nil, exceptions: [])
+                try ReminderStore.commit(db, &row, change: "updated", clock: try UserClock.load(db, user: "user-dee"), now: Self.instant("2027-05-10T13:01:00Z"))
+            }
+            _ = try await Self.run(pool, reminder: moved, firings: 1)
+            let dee = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM platform_delivery WHERE destination = 'once@example.com'") }
+            #expect(dee == 1)
             // A greeting sent by email repeats at most yearly and keeps its alert at 0.
             var daily = try Self.content(start: "2027-05-10T09:00", zone: "UTC", rule: "FREQ=DAILY", alerts: [0])
             daily.greeting = Greeting(recipientName: "V", message: "hi", channel: "sms", address: "+79990000000")
+            #expect(GreetingDelivery.problem(of: daily)?.field == "rrule")
+            daily.timing.rule = try RecurrenceRule.parse("FREQ=YEARLY;BYDAY=MO,TU,WE,TH,FR,SA,SU")
             #expect(GreetingDelivery.problem(of: daily)?.field == "rrule")
             daily.timing.rule = try RecurrenceRule.parse("FREQ=YEARLY")
             daily.alerts = AlertPlan(leadMinutes: [1_440])

@@ -169,6 +169,10 @@ struct CalendarFileOperations: Sendable {
                         unchanged += 1
                         continue
                     }
+                    // A greeting sent by email or SMS keeps its yearly rule and its alert at 0.
+                    if let (field, reason) = GreetingDelivery.problem(of: content) {
+                        throw ServiceError.invalid("content", "event \(item.uid.prefix(80)): \(field): \(reason)")
+                    }
                     row.content = content
                     row.doneThrough = nil
                     try ReminderStore.commit(db, &row, change: "updated", clock: clock, now: now)
