@@ -18,7 +18,9 @@ import Synchronization
 ///   or `Connection: close`), or asks to upgrade the protocol, gets `Connection: close` on
 ///   its answer and the connection closes after it (RFC 9112, 9.3);
 /// - `Expect: 100-continue` is answered `100 Continue` at once, so a client waiting for it
-///   sends its body without waiting out its timer (RFC 9110, 10.1.1).
+///   sends its body without waiting out its timer (RFC 9110, 10.1.1); behind pipelined
+///   requests not yet answered, once their answers are out (answers go in order, RFC 9112,
+///   9.3: an early `100` would be read as the earlier request's).
 final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -28,6 +30,9 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
     /// For each request passed on and not yet answered, in order: whether the connection
     /// closes after its answer.
     private var closeAfter: [Bool] = []
+    /// Beside each of them: the version to answer `100 Continue` in once it is the first
+    /// not answered, when it asked for one that has not gone yet.
+    private var continueWanted: [HTTPVersion?] = []
     /// Nothing more is read: a request was refused, or the connection closes after an answer.
     private var stopped = false
 
@@ -50,12 +55,18 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         closeAfter.append(!head.isKeepAlive || Self.asksToUpgrade(head))
-        if head.version.major == 1, head.version.minor >= 1,
-            head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" })
-        {
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
-        }
+        let wantsContinue = head.version.major == 1 && head.version.minor >= 1
+            && head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" })
+        continueWanted.append(wantsContinue ? head.version : nil)
+        if closeAfter.count == 1 { sendContinueIfWanted(context) }
         context.fireChannelRead(data)
+    }
+
+    /// Answers `100 Continue` for the first request not answered, if it asked and has not had it.
+    private func sendContinueIfWanted(_ context: ChannelHandlerContext) {
+        guard let version = continueWanted.first ?? nil else { return }
+        continueWanted[0] = nil
+        context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .continue))), promise: nil)
     }
 
     /// Why a request head is refused, if it is.
@@ -90,7 +101,12 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .end where !closeAfter.isEmpty:
             let close = closeAfter.removeFirst()
-            guard close else { return context.write(data, promise: promise) }
+            continueWanted.removeFirst()
+            guard close else {
+                context.write(data, promise: promise)
+                // The next request's turn: its `100 Continue` may go now.
+                return sendContinueIfWanted(context)
+            }
             stopped = true
             let written = promise ?? context.eventLoop.makePromise()
             written.futureResult.whenComplete { _ in context.close(promise: nil) }
