@@ -140,7 +140,7 @@ struct ScheduleOperations: Sendable {
     var greeting: ServiceOperation {
         .write(
             "reminders.greetings.schedule",
-            summary: "Schedules a congratulation for someone else's date (the Reminder app's \"sending congratulations\"): a reminder of category congratulation at `date` and `time` (default 09:00) in `zone` (absent: floating), `yearly` for every year; when it fires, reminders.due carries the greeting (recipient, message), and with `channel` email or sms the message itself goes to `address` at each occurrence (once, from the service's outbox); without a channel the user is reminded to send it. A one-off date or today's time already gone is refused.",
+            summary: "Schedules a congratulation for someone else's date (the Reminder app's \"sending congratulations\"): a reminder of category congratulation at `date` and `time` (default 09:00) in `zone` (absent: floating), `yearly` for every year; when it fires, reminders.due carries the greeting (recipient, message), and with `channel` email or sms the message itself goes to `address` at each occurrence (from the service's outbox; at most once a year per reminder, 10 greetings a user and 3 an address a day; such a greeting stays yearly with its alert at 0); without a channel the user is reminded to send it. A one-off date or today's time already gone is refused.",
             auth: Self.user,
             request: .object(
                 [
