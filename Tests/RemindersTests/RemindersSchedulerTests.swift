@@ -182,7 +182,7 @@ struct RemindersSchedulerTests {
         }
     }
 
-    @Test("greetings to addresses nobody confirmed are bounded: per address and per user a day, once per reminder and day; deletion takes back what is queued")
+    @Test("greetings to addresses nobody confirmed are bounded: per address and per user a day, once a year per reminder; deletion takes back what is queued")
     func greetingsAreBounded() async throws {
         try await Self.withDatabase { pool in
             func greeting(_ start: String, to address: String, user: String = "user-ann") async throws -> String {

@@ -263,17 +263,6 @@ struct GoalOperations: Sendable {
             // offers still proposed too (a sponsor's answer to the old goal is then
             // `offer_changed`, and each is told, without the comment meant for this one). An
             // offer its sponsor rejected stays so: the recipient revises it on its own.
-            var alsoRevised: [String] = []
-            if revisedSettings != nil {
-                for other in try SponsorshipRow.all(db, goal: goal.id)
-                where other.id != sponsorship.id && other.state == .proposed {
-                    try db.cachedStatement(sql: "UPDATE sponsorship SET round = round + 1, updated_at = ?, change_version = ? WHERE id = ?")
-                        .execute(arguments: [now, try ChangeFeed.stamp(db), other.id])
-                    try Self.recordOffer(
-                        db, sponsorship: other.id, actor: principal.userID, kind: "revision", type: input.type, settings: revisedSettings, at: now)
-                    alsoRevised.append(other.id)
-                }
-            }
             var assignments = "rejection = NULL, suggested_type_id = NULL, round = round + 1"
             var arguments: [(any DatabaseValueConvertible)?] = []
             if let reward {
@@ -286,12 +275,14 @@ struct GoalOperations: Sendable {
                 db, sponsorship: sponsorship.id, actor: principal.userID, kind: "revision", type: input.type, settings: revisedSettings, reward: reward,
                 comment: input.comment, at: now)
             guard let revised = try GoalRow.load(db, id: goal.id) else { throw ServiceError.internal(ref: context.requestID) }
-            for id in alsoRevised {
-                guard let other = try SponsorshipRow.load(db, id: id) else { continue }
-                try ActivityFeed.record(
-                    db, goal: revised, sponsor: other.sponsorID, kind: .revised, actor: principal.userID,
-                    data: ["reward": try WireJSON.value(of: RewardView(other.reward))], at: now)
-                try GoalEvents.sponsorship(db, "goals.revised", revised, other)
+            if revisedSettings != nil {
+                for other in try SponsorshipRow.all(db, goal: goal.id) where other.id != sponsorship.id && other.state == .proposed {
+                    try db.cachedStatement(sql: "UPDATE sponsorship SET round = round + 1, updated_at = ?, change_version = ? WHERE id = ?")
+                        .execute(arguments: [now, try ChangeFeed.stamp(db), other.id])
+                    try Self.recordOffer(
+                        db, sponsorship: other.id, actor: principal.userID, kind: "revision", type: input.type, settings: revisedSettings, at: now)
+                    _ = try Self.finish(db, goal: revised, sponsorship: other.id, feed: .revised, event: "goals.revised", actor: principal.userID, comment: nil, at: now)
+                }
             }
             return try Self.finish(
                 db, goal: revised, sponsorship: sponsorship.id, feed: .revised, event: "goals.revised", actor: principal.userID, comment: input.comment,

@@ -48,9 +48,8 @@ enum GreetingDelivery {
         guard byUser < perUserPerDay, byAddress < perAddressPerDay, recent == 0 else { return }
         let id = "grt.\(alertID)"
         try db.cachedStatement(sql: """
-            INSERT INTO greeting_sent (id, user_id, reminder_id, address, occurrence_date, sent_ms) VALUES (?, ?, ?, ?, ?, ?)
-            ON CONFLICT DO NOTHING
-            """).execute(arguments: [id, row.userID, row.id, key, point.occurrence.local.date.description, nowMs])
+            INSERT INTO greeting_sent (id, user_id, reminder_id, address, sent_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+            """).execute(arguments: [id, row.userID, row.id, key, nowMs])
         guard db.changesCount == 1 else { return }
         // The sends of deleted accounts count for their addresses for a day, then go.
         try db.cachedStatement(sql: "DELETE FROM greeting_sent WHERE id IN (SELECT id FROM greeting_sent WHERE user_id LIKE 'deleted:%' AND sent_ms < ? LIMIT 8)")
@@ -79,7 +78,7 @@ enum GreetingDelivery {
     /// to the same address), under no user, and then goes.
     static func forget(_ db: Database, user: String) throws {
         try withdraw(db, user: user)
-        try db.cachedStatement(sql: "UPDATE greeting_sent SET user_id = 'deleted:' || id, reminder_id = '' WHERE user_id = ?").execute(arguments: [user])
+        try db.cachedStatement(sql: "UPDATE greeting_sent SET user_id = 'deleted:' || id WHERE user_id = ?").execute(arguments: [user])
     }
 
     /// A reminder sends at most once in this long (a yearly greeting once a year).
@@ -99,9 +98,7 @@ enum GreetingDelivery {
                     user_id TEXT NOT NULL,
                     reminder_id TEXT NOT NULL,
                     address TEXT NOT NULL,
-                    occurrence_date TEXT NOT NULL,
-                    sent_ms INTEGER NOT NULL,
-                    UNIQUE (user_id, reminder_id, occurrence_date)
+                    sent_ms INTEGER NOT NULL
                 );
                 CREATE INDEX greeting_sent_user ON greeting_sent(user_id, sent_ms);
                 CREATE INDEX greeting_sent_address ON greeting_sent(address, sent_ms);

@@ -118,7 +118,7 @@ enum ReminderScheduler {
         guard near.contains(where: { row.content.timing.wireText($0) == local }) else { return }
         try db.cachedStatement(sql: "UPDATE fired_alert SET snoozed_until_ms = NULL WHERE id = ?").execute(arguments: [alertID])
         try RemindersEvents.due(
-            db, row, alertID: alertID, occurrenceLocal: local, occurrence: Instant.date(milliseconds: alert["occurrence_ms"]), at: timer.dueAt, now: timer.firedAt,
+            db, row, alertID: alertID, occurrenceLocal: local, occurrence: was, at: timer.dueAt, now: timer.firedAt,
             late: timer.late, kind: .snooze)
         // The snoozed alert's push is a new notification (its first one was already read).
         try NotificationSources.reminderDue(
