@@ -78,6 +78,27 @@ struct AuthHardeningTests {
         }
     }
 
+    @Test("a guessed sign-in code tells nothing: the same answer whether a code was sent to the number or not, and after five wrong ones")
+    func guessedCodesTellNothing() async throws {
+        try await AuthFlowTests.inProcess { auth in
+            let started = try await auth.client.call(
+                "auth.phone.start", data: ["phone": "+375290000011", "challenge": try await AuthFlowTests.solvedChallenge(auth)])
+            #expect(started.ok)
+            let code = try await AuthFixtures.code(to: "+375290000011", dataDirectory: auth.dataDirectory)
+            let guess = code == "000000" ? "111111" : "000000"
+            func verify(_ phone: String, _ code: String) async throws -> ServiceError? {
+                try await auth.client.call("auth.phone.verify", data: ["phone": .string(phone), "code": .string(code), "profile": ["firstName": "Ivan", "lastName": "Rider"]]).error
+            }
+            let pending = try #require(try await verify("+375290000011", guess))
+            let none = try #require(try await verify("+375290000012", guess))
+            #expect(pending.code == .validationFailed && pending.code == none.code && pending.message == none.message && pending.fields == none.fields)
+            for _ in 0..<4 { _ = try await verify("+375290000011", guess) }
+            // Five wrong codes void it: the right one is refused now, in the same words.
+            let voided = try #require(try await verify("+375290000011", code))
+            #expect(voided.code == none.code && voided.message == none.message && voided.fields == none.fields)
+        }
+    }
+
     @Test("an account without a password confirms a change with a code sent to its current number")
     func passwordlessChangeNeedsCurrentContact() async throws {
         try await AuthFlowTests.inProcess { auth in

@@ -65,6 +65,15 @@ struct BookingOperationTests {
                     != nil)
             let offGrid = Instant.format((Instant.parse(start.stringValue ?? "") ?? Date()).addingTimeInterval(60))
             #expect(try await booking.call("booking.create", data: ["cable": "reverse-1", "start": .string(offGrid)], as: rider).error?.fields["start"] != nil)
+            // A slot starts on a whole second: 100 ns after it is not its start; zeros are.
+            let text = start.stringValue ?? ""
+            let (seconds, zone) = (text.prefix(19), text.dropFirst(19).drop { $0 == "." || $0.isNumber })
+            #expect(
+                try await booking.call("booking.create", data: ["cable": "reverse-1", "start": .string("\(seconds).0000001\(zone)")], as: rider)
+                    .error?.fields["start"] != nil)
+            #expect(
+                try await booking.call("booking.create", data: ["cable": "reverse-1", "start": .string("\(seconds).000\(zone)")], as: rider)
+                    .error?.details["reason"] == "no_credit", "\(text)")
             let noCredit = try await booking.call("booking.create", data: ["cable": "reverse-1", "start": start], as: rider)
             #expect(noCredit.error?.code == .conflict && noCredit.error?.details["reason"] == "no_credit")
             #expect(try await booking.call("booking.create", data: ["cable": "reverse-1", "start": start]).error?.code == .unauthenticated)

@@ -249,7 +249,55 @@ struct EdgeFlowTests {
             let (answers, _) = try await exchange(pipelined, timeout: .seconds(20))
             let seen = answers.lowercased().components(separatedBy: "\r\nx-request-id: ").dropFirst().map { String($0.unicodeScalars.prefix { $0 != "\r" }) }
             #expect(seen == ids, "\(answers.prefix(600))")
-            #expect(answers.components(separatedBy: "HTTP/1.1 200 OK").count - 1 == 32 && answers.components(separatedBy: "HTTP/1.1 404").count - 1 == 8)
+            // `GET /v1/nowhere` is a call's path asked with GET (405); `/v1/Bad..op` no operation (404).
+            #expect(
+                answers.components(separatedBy: "HTTP/1.1 200 OK").count - 1 == 32 && answers.components(separatedBy: "HTTP/1.1 404").count - 1 == 4
+                    && answers.components(separatedBy: "HTTP/1.1 405").count - 1 == 4)
+        }
+    }
+
+    @Test("a served path with another method is 405 with Allow; a coded body 415; HTTP/2.0 505; an HTTP/1.0 keep-alive answer says so; no 100 before a 413")
+    func methodsCodingsVersions() async throws {
+        try await Self.with(services: ["auth"]) { stack, edge in
+            let bind = try HostAndPort(stack.configuration.edgeBind, name: "edge")
+            func exchange(_ text: String) async throws -> String {
+                String(decoding: try await HTTPTestClient.exchange(host: bind.host, port: bind.port, sending: [Data(text.utf8)], timeout: .seconds(5)), as: UTF8.self)
+            }
+            for (method, path, allow) in [
+                ("GET", "/v1/auth.health", "POST"), ("PUT", "/v1/openapi.json", "GET, HEAD"), ("DELETE", "/v1/media/goals/med_x", "GET, HEAD"),
+                ("GET", "/v1/media/goals", "POST"),
+            ] {
+                let answer = try await HTTPTestClient.send(method, "\(edge.baseURL)\(path)", headers: ["X-Request-Id": "m-1"])
+                #expect(answer.status == 405 && answer.headers["allow"] == allow && answer.code == "bad_request", "\(method) \(path): \(answer.status) \(answer.headers)")
+                #expect(answer.headers["x-request-id"] == "m-1" && answer.headers["x-content-type-options"] == "nosniff")
+            }
+            // A path the edge does not serve at all stays 404.
+            #expect(try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/a/b/c/d/e").status == 404)
+            // A body in a content coding: 415, never passed on as if it were JSON.
+            let coded = try await Self.post(edge, "auth.health", body: "{}", headers: ["Content-Encoding": "gzip"])
+            #expect(coded.status == 415 && coded.headers["accept-encoding"] == "identity" && coded.code == "bad_request", "\(coded.status)")
+            #expect(try await Self.post(edge, "auth.health", body: "{}", headers: ["Content-Encoding": "identity"]).status == 200)
+            let upload = try await HTTPTestClient.send(
+                "POST", "\(edge.baseURL)/v1/media/goals", headers: ["Content-Type": "image/png", "Content-Encoding": "br"], body: Data([1, 2, 3]))
+            #expect(upload.status == 415, "\(upload.status)")
+            // Another major version: 505 with the error object, and the connection closes.
+            let two = try HTTPTestClient.parse(Data(try await exchange("POST /v1/auth.health HTTP/2.0\r\nHost: x\r\nContent-Length: 0\r\n\r\n").utf8))
+            #expect(two.status == 505 && two.code == "bad_request", "\(two.status)")
+            // HTTP/1.0 asking to keep the connection: its answer says keep-alive, and a second request is served on it.
+            let kept = try await exchange(
+                "POST /v1/auth.health HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\nPOST /v1/auth.health HTTP/1.0\r\nContent-Length: 0\r\n\r\n")
+            #expect(kept.components(separatedBy: "200 OK").count - 1 == 2, "\(kept.prefix(400))")
+            #expect(kept.lowercased().components(separatedBy: "connection: keep-alive").count - 1 == 1, "\(kept.prefix(400))")
+            // Expect: 100-continue with a Content-Length over the limit: the 413 at once, no 100.
+            let large = try await exchange(
+                "POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 50000000\r\nConnection: close\r\n\r\n")
+            #expect(large.hasPrefix("HTTP/1.1 413"), "\(large.prefix(200))")
+            // auth has no media store: not_found, not an unknown operation.
+            _ = try await Poll.until(timeout: .seconds(10), interval: .milliseconds(100)) {
+                String(decoding: (try? await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/openapi.json"))?.body ?? Data(), as: UTF8.self).contains("/v1/auth.login")
+            }
+            let media = try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/media/auth/med_x")
+            #expect(media.status == 404 && media.code == "not_found", "\(media.code ?? "")")
         }
     }
 

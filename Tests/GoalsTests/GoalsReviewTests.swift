@@ -157,6 +157,11 @@ struct GoalsReviewTests {
             let early = try await goals.call("goals.items.check", data: ["itemId": ids[1], "done": true], as: Flow.user("east"))
             #expect(early.error?.code == .conflict && early.error?.details["reason"] == "not_yet")
             #expect(try await Flow.ok(goals, "goals.items.check", ["itemId": ids[1], "done": false], as: Flow.user("east"))["done"] == false)
+            // A done item stays on a day that has come: an admin cannot date it in the future, only an undone one.
+            let moved = try await goals.call("goals.admin.items.update", data: ["itemId": ids[0], "date": .string(today.adding(days: 3).description)], as: Flow.admin)
+            #expect(moved.error?.code == .conflict && moved.error?.details["reason"] == "item_done")
+            #expect(try await Flow.ok(goals, "goals.admin.items.update", ["itemId": ids[0], "date": .string(today.adding(days: -1).description)], as: Flow.admin)["done"] == true)
+            #expect(try await Flow.ok(goals, "goals.admin.items.update", ["itemId": ids[1], "date": .string(today.adding(days: 3).description)], as: Flow.admin)["done"] == false)
         }
     }
 

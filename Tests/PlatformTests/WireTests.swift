@@ -23,6 +23,25 @@ struct WireTests {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Data(text.utf8)) }
     }
 
+    @Test("a success frame's data is found where Reply.success put it; any other frame is left to the parser")
+    func successDataRange() throws {
+        for id in ["r-1", #"quote " and \ back"#, "ünïcode", "", nil] as [String?] {
+            for data in [#"{"a":[1,2,{"b":"}"}]}"#, "null", "[]", #""x""#, "3"] {
+                let frame = Reply.success(id: id, data: Data(data.utf8))
+                let range = try #require(Reply.successDataRange(of: frame), "\(id ?? "null") \(data)")
+                #expect(String(decoding: frame[range], as: UTF8.self) == data)
+                // Sliced frames (a Data not starting at 0) are read the same.
+                let sliced = (Data("xx".utf8) + frame).dropFirst(2)
+                let slicedRange = try #require(Reply.successDataRange(of: sliced))
+                #expect(String(decoding: sliced[(sliced.startIndex + slicedRange.lowerBound)..<(sliced.startIndex + slicedRange.upperBound)], as: UTF8.self) == data)
+            }
+        }
+        #expect(Reply.successDataRange(of: Reply.failure(id: "r", error: .notFound("no"))) == nil)
+        for other in [#"{"ok":true,"id":"r","data":{}}"#, #"{"id":"r","ok":true}"#, #"{"id":"r"#, #"{"id":"r\"#, #"{"id":nul,"ok":true,"data":1}"#, "", "{}"] {
+            #expect(Reply.successDataRange(of: Data(other.utf8)) == nil, "\(other)")
+        }
+    }
+
     @Test("rejects invalid UTF-8 and deep nesting")
     func rejectsBadBytesAndDepth() {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Data([0x22, 0xC3, 0x28, 0x22])) }
@@ -172,12 +191,17 @@ struct SchemaTests {
         #expect(short.validate(["code": "éé"])["code"] == "must have at least 3 characters")
         #expect(short.validate(["code": "éée"])["code"] == nil)
         let text = JSONSchema.object(["text": .string(maxLength: 100)])
+        let overrides = Set(Array(0x202A...0x202E) + Array(0x2066...0x2069))
         for value in Array(0...0x3000) + [0xFEFF, 0xFFFD, 0x1F600, 0xE0001] {
             guard let scalar = Unicode.Scalar(value) else { continue }
             let isControl = scalar.properties.generalCategory == .control
             let problem = text.validate(["text": .string("a\(Character(scalar))b")])["text"]
             #expect((problem == "must not contain control characters") == isControl, "U+\(String(value, radix: 16))")
+            #expect((problem?.hasPrefix("must not contain bidirectional") ?? false) == overrides.contains(value), "U+\(String(value, radix: 16))")
+            #expect(problem == nil || isControl || overrides.contains(value), "U+\(String(value, radix: 16))")
         }
+        // The marks right-to-left text may need pass, also beside Hebrew and Arabic.
+        #expect(text.validate(["text": "\u{05E9}\u{05DC}\u{05D5}\u{05DD} \u{200F}abc\u{200E} \u{061C}\u{0627}"])["text"] == nil)
     }
 
     @Test(

@@ -93,7 +93,10 @@ public final class EdgeServer: Sendable {
                 headerTimeout: .milliseconds(Int64(settings.headerTimeout.wholeMilliseconds)),
                 bodyTimeout: .milliseconds(Int64(settings.bodyTimeout.wholeMilliseconds)),
                 idleTimeout: .milliseconds(Int64(settings.idleTimeout.wholeMilliseconds)))
-                + [MalformedRequestAnswer(tls: settings.usesTLS) { self.requestID(HTTPFields()) }, OperationCalls(edge: self)]
+                + [
+                    MalformedRequestAnswer(tls: settings.usesTLS, bodyLimit: { [settings] uri in EdgePaths.bodyLimit(uri, settings) }) { self.requestID(HTTPFields()) },
+                    OperationCalls(edge: self),
+                ]
         }
         let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: guardFactory()))
         let server: HTTPServerBuilder
@@ -137,7 +140,7 @@ public final class EdgeServer: Sendable {
         var idem: String?
         var client: String
         var origin: String?
-        var refusal: ServiceError?
+        var refusal: EdgeAnswer?
     }
 
     /// `op`: the path's (``OperationCalls/callOp(_:)``); `client`: the app user's address
@@ -155,8 +158,11 @@ public final class EdgeServer: Sendable {
             if let length = headers[.contentLength].flatMap(Int.init), length > settings.maxBodyBytes {
                 throw ServiceError.payloadTooLarge(limit: settings.maxBodyBytes)
             }
+            if let codings = EdgeAnswer.contentCodings(headers) {
+                head.refusal = .unsupportedContentEncoding(codings)
+            }
         } catch {
-            head.refusal = error
+            head.refusal = .error(error)
         }
         return head
     }
@@ -329,6 +335,9 @@ public final class EdgeServer: Sendable {
             let service = try mediaService(context)
             let token = try bearerToken(request.headers)
             let idem = try idempotencyKey(request.headers)
+            if let codings = EdgeAnswer.contentCodings(request.headers) {
+                return answer(.unsupportedContentEncoding(codings), requestID: id)
+            }
             let declared = request.headers[.contentType].map { $0.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             guard OpenAPIDocument.imageTypes.contains(declared) else {
                 throw ServiceError.invalid("Content-Type", "send the image as image/png, image/jpeg or image/webp")
@@ -357,9 +366,13 @@ public final class EdgeServer: Sendable {
         }
     }
 
+    /// The service of a media path, when it has a media store: one of ours that, once
+    /// described, lists `<service>.media.get` (before that, the gateway's answer decides).
     func mediaService(_ context: EdgeRequestContext) throws(ServiceError) -> String {
         let service = context.parameters.get("service") ?? ""
-        guard PlatformConfiguration.serviceNames.contains(service) else { throw ServiceError.notFound("no media store named \(service)") }
+        guard PlatformConfiguration.serviceNames.contains(service), documents.mightOfferMedia(service) else {
+            throw ServiceError.notFound("no media store named \(service)")
+        }
         return service
     }
 
@@ -432,6 +445,31 @@ extension HTTPField.Name {
     static let accessControlAllowHeaders = HTTPField.Name("Access-Control-Allow-Headers")!
     static let accessControlExposeHeaders = HTTPField.Name("Access-Control-Expose-Headers")!
     static let accessControlMaxAge = HTTPField.Name("Access-Control-Max-Age")!
+    static let allow = HTTPField.Name("Allow")!
+    static let acceptEncoding = HTTPField.Name("Accept-Encoding")!
+}
+
+/// The edge's paths and the methods each serves, for the `Allow` of a 405.
+enum EdgePaths {
+    /// The methods served at `path` (its segments as the router reads them: empty ones
+    /// skipped); empty for a path the edge does not serve at all.
+    static func methods(at path: String) -> [HTTPTypes.HTTPRequest.Method] {
+        let segments = path.prefix { $0 != "?" }.split(separator: "/")
+        guard segments.first == "v1" else { return [] }
+        switch segments.count {
+        case 2 where segments[1] == "openapi.json": return [.get, .head]
+        case 2: return [.post]
+        case 3 where segments[1] == "media": return [.post]
+        case 4 where segments[1] == "media": return [.get, .head]
+        default: return []
+        }
+    }
+
+    /// The largest body a request to `uri` may send: an image's to a media path, a call's
+    /// to any other.
+    static func bodyLimit(_ uri: String, _ settings: EdgeSettings) -> Int {
+        uri.hasPrefix("/v1/media/") ? max(settings.maxMediaBytes, settings.maxBodyBytes) : settings.maxBodyBytes
+    }
 }
 
 /// The door every request passes: the client's address, its rate limit, answers for paths
@@ -466,14 +504,19 @@ struct Door: RouterMiddleware {
         } catch let error as HTTPError {
             // Hummingbird's own refusals (no such route, a bad request line) in the
             // contract's form.
-            let serviceError: ServiceError =
-                switch error.status {
-                case .notFound: .notFound("no such path: \(request.method) \(request.uri.path)")
-                case .contentTooLarge: .payloadTooLarge(limit: edge.settings.maxBodyBytes)
-                case .methodNotAllowed: .notFound("\(request.method) is not served at \(request.uri.path)")
-                default: .badRequest("the request could not be read")
-                }
-            response = edge.answer(EdgeAnswer.error(serviceError))
+            let allowed = EdgePaths.methods(at: request.uri.path)
+            if error.status == .notFound || error.status == .methodNotAllowed, !allowed.isEmpty {
+                // A path served with other methods (RFC 9110, 15.5.6): 405 naming them.
+                response = edge.answer(EdgeAnswer.methodNotAllowed(request.method, path: request.uri.path, allowed: allowed))
+            } else {
+                let serviceError: ServiceError =
+                    switch error.status {
+                    case .notFound, .methodNotAllowed: .notFound("no such path: \(request.method) \(request.uri.path)")
+                    case .contentTooLarge: .payloadTooLarge(limit: edge.settings.maxBodyBytes)
+                    default: .badRequest("the request could not be read")
+                    }
+                response = edge.answer(EdgeAnswer.error(serviceError))
+            }
         }
         // Every answer carries the request's id, the door's own and a missing path's too.
         if response.headers[.requestID] == nil { response.headers[.requestID] = edge.requestID(request.headers) }

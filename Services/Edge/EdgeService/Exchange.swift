@@ -39,9 +39,39 @@ struct EdgeAnswer: Sendable {
         return EdgeAnswer(status: HTTPStatusMapping.status(of: error.code), headers: headers, body: body.serialized)
     }
 
+    /// 405 for a path served with other methods, with `Allow` naming them (the body's
+    /// code is `bad_request`: the contract has none for a method).
+    static func methodNotAllowed(_ method: HTTPTypes.HTTPRequest.Method, path: String, allowed: [HTTPTypes.HTTPRequest.Method]) -> EdgeAnswer {
+        var answer = error(ServiceError.badRequest("\(method) is not served at \(path): use \(allowed.map(\.rawValue).joined(separator: " or "))"))
+        answer.status = HTTPTypes.HTTPResponse.Status.methodNotAllowed
+        answer.headers[.allow] = allowed.map(\.rawValue).joined(separator: ", ")
+        return answer
+    }
+
+    /// 415 for a request body in a content coding (RFC 9110, 15.5.16 and 12.5.3): the edge
+    /// decodes none, and says so with `Accept-Encoding: identity`.
+    static func unsupportedContentEncoding(_ codings: String) -> EdgeAnswer {
+        var answer = error(ServiceError.badRequest("Content-Encoding \(codings) is not accepted: send the body unencoded"))
+        answer.status = HTTPTypes.HTTPResponse.Status.unsupportedMediaType
+        answer.headers[.acceptEncoding] = "identity"
+        return answer
+    }
+
+    /// The content codings a request's body is in, other than `identity`, as sent; `nil`
+    /// when there are none.
+    static func contentCodings(_ headers: HTTPFields) -> String? {
+        let codings = headers[values: .contentEncoding].flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty && $0 != "identity" }
+        return codings.isEmpty ? nil : codings.joined(separator: ", ")
+    }
+
     /// A reply frame from the gateway as HTTP: 200 with its `data` as it came (not parsed
     /// into values, not written again), or its error.
     static func reply(_ frame: Data) -> EdgeAnswer {
+        // A success as services write it: its data found without a parse.
+        if let range = Reply.successDataRange(of: frame) {
+            return EdgeAnswer(status: .ok, body: frame[(frame.startIndex + range.lowerBound)..<(frame.startIndex + range.upperBound)])
+        }
         var ranges: [String: Range<Int>] = [:]
         guard let members = try? JSONParser.parseMembers(of: frame, keeping: ["ok", "error"], noting: ["data"], ranges: &ranges),
             case .value(.bool(let ok))? = members["ok"]

@@ -20,7 +20,13 @@ import Synchronization
 /// - `Expect: 100-continue` is answered `100 Continue` at once, so a client waiting for it
 ///   sends its body without waiting out its timer (RFC 9110, 10.1.1); behind pipelined
 ///   requests not yet answered, once their answers are out (answers go in order, RFC 9112,
-///   9.3: an early `100` would be read as the earlier request's).
+///   9.3: an early `100` would be read as the earlier request's); not when its declared
+///   `Content-Length` is over the body limit of its path (its final answer, 413, comes
+///   instead, and the client need not send the body at all);
+/// - a request in another major version than 1 is answered 505 (RFC 9110, 15.6.6);
+/// - an HTTP/1.0 request that asked to keep the connection alive has its answer say
+///   `Connection: keep-alive` (RFC 9112, C.2.2: without it the client takes the answer as
+///   the connection's last).
 final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -30,6 +36,14 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
     /// For each request passed on and not yet answered, in order: whether the connection
     /// closes after its answer.
     private var closeAfter: [Bool] = []
+    /// Beside each of them: whether it is HTTP/1.0 keeping the connection alive.
+    private var keepAlive10: [Bool] = []
+    /// The largest body a request to a path (its URI) may have.
+    private let bodyLimit: (String) -> Int
+
+    init(bodyLimit: @escaping (String) -> Int) {
+        self.bodyLimit = bodyLimit
+    }
     /// Beside each of them: the version to answer `100 Continue` in once it is the first
     /// not answered, when it asked for one that has not gone yet.
     private var continueWanted: [HTTPVersion?] = []
@@ -49,13 +63,16 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
             context.close(promise: nil)
             return
         }
-        if let reason = Self.refusal(head) {
+        if let refused = Self.refusal(head) {
             stopped = true
-            context.fireErrorCaught(RefusedRequest(message: reason))
+            context.fireErrorCaught(refused)
             return
         }
-        closeAfter.append(!head.isKeepAlive || Self.asksToUpgrade(head))
-        let wantsContinue = head.version.major == 1 && head.version.minor >= 1
+        let close = !head.isKeepAlive || Self.asksToUpgrade(head)
+        closeAfter.append(close)
+        keepAlive10.append(!close && head.version.minor == 0)
+        let tooLong = head.headers["content-length"].first.flatMap(Int.init).map { $0 > bodyLimit(head.uri) } ?? false
+        let wantsContinue = head.version.major == 1 && head.version.minor >= 1 && !tooLong
             && head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" })
         continueWanted.append(wantsContinue ? head.version : nil)
         if closeAfter.count == 1 { sendContinueIfWanted(context) }
@@ -70,7 +87,14 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Why a request head is refused, if it is.
-    static func refusal(_ head: HTTPRequestHead) -> String? {
+    static func refusal(_ head: HTTPRequestHead) -> RefusedRequest? {
+        if head.version.major != 1 {
+            return RefusedRequest(message: "HTTP/\(head.version.major).\(head.version.minor) is not served here: send HTTP/1.1", status: .httpVersionNotSupported)
+        }
+        return refusal1x(head).map { RefusedRequest(message: $0) }
+    }
+
+    private static func refusal1x(_ head: HTTPRequestHead) -> String? {
         let hosts = head.headers["host"].count
         if head.version.major == 1, head.version.minor >= 1, hosts != 1 {
             return hosts == 0 ? "an HTTP/1.1 request needs a Host header" : "a request must have only one Host header"
@@ -99,8 +123,12 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(var head) where head.status.code >= 200 && closeAfter.first == true:
             head.headers.replaceOrAdd(name: "connection", value: "close")
             context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case .head(var head) where head.status.code >= 200 && keepAlive10.first == true:
+            head.headers.replaceOrAdd(name: "connection", value: "keep-alive")
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .end where !closeAfter.isEmpty:
             let close = closeAfter.removeFirst()
+            keepAlive10.removeFirst()
             continueWanted.removeFirst()
             guard close else {
                 context.write(data, promise: promise)
@@ -120,6 +148,8 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
 /// A request ``HTTP1Strictness`` refuses, with the reason given to the client.
 struct RefusedRequest: Error {
     var message: String
+    /// 400, or what else the refusal is (505 for another major version).
+    var status: HTTPResponseStatus = .badRequest
 }
 
 /// The `Date` header's form (RFC 9110, 5.6.7: IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`).

@@ -38,15 +38,19 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
     /// A request id for the refusal (its request's own was not read).
     private let requestID: () -> String
 
-    init(tls: Bool, requestID: @escaping () -> String) {
+    /// The largest body a request to a path may have (``HTTP1Strictness``'s `Expect` rule).
+    private let bodyLimit: (String) -> Int
+
+    init(tls: Bool, bodyLimit: @escaping (String) -> Int, requestID: @escaping () -> String) {
         self.tls = tls
+        self.bodyLimit = bodyLimit
         self.requestID = requestID
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
         // The strict reading needs the request's version, which the conversion drops.
         guard let codec = try? context.pipeline.syncOperations.handler(type: HTTP1ToHTTPServerCodec.self) else { return }
-        try? context.pipeline.syncOperations.addHandler(HTTP1Strictness(), position: .before(codec))
+        try? context.pipeline.syncOperations.addHandler(HTTP1Strictness(bodyLimit: bodyLimit), position: .before(codec))
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -81,6 +85,10 @@ final class MalformedRequestAnswer: ChannelDuplexHandler, RemovableChannelHandle
         guard answersBeforeRefusal == nil else { return }
         if let refused = error as? RefusedRequest {
             reason = refused.message
+            status = HTTPResponse.Status(code: Int(refused.status.code), reasonPhrase: refused.status.reasonPhrase)
+        } else if let parser = error as? HTTPParserError, parser == .invalidVersion {
+            reason = "the request line's HTTP version is not served here: send HTTP/1.1"
+            status = .httpVersionNotSupported
         } else if let parser = error as? HTTPParserError, parser == .headerOverflow {
             reason = "the request line and headers are longer than the edge takes"
             status = HTTPResponse.Status(code: 431, reasonPhrase: "Request Header Fields Too Large")

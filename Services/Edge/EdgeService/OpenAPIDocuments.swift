@@ -42,6 +42,13 @@ public final class OpenAPIDocuments: Service, Sendable {
         state.withLock { Set($0.describes.keys) }
     }
 
+    /// Whether `service` may have a media store: not once its `describe` is known to list
+    /// no `<service>.media.get`.
+    public func mightOfferMedia(_ service: String) -> Bool {
+        guard let describe = state.withLock({ $0.describes[service] }), case .array(let operations)? = describe["operations"] else { return true }
+        return operations.contains { $0["op"]?.stringValue == "\(service).media.get" }
+    }
+
     /// Adds one service's `describe` answer and rebuilds the document.
     func add(_ service: String, describe: JSONValue) {
         state.withLock { state in

@@ -181,7 +181,7 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
         }
         var head = edge.callHead(request, op: op, client: lastClient?.client ?? "")
         if head.refusal == nil, waiting.count > Self.maxPipelined {
-            head.refusal = .rateLimited(retryAfterMs: 1_000, "at most \(Self.maxPipelined) requests may wait on one connection")
+            head.refusal = .error(.rateLimited(retryAfterMs: 1_000, "at most \(Self.maxPipelined) requests may wait on one connection"))
         }
         reading = Reading(exchange: exchange, head: head)
         if let refusal = head.refusal { refuse(refusal, context: context) }
@@ -191,10 +191,10 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
         guard var call = reading, !call.answered else { return }
         let size = (call.body?.readableBytes ?? 0) + buffer.readableBytes
         guard size <= edge.settings.maxBodyBytes else {
-            return refuse(.payloadTooLarge(limit: edge.settings.maxBodyBytes), context: context)
+            return refuse(.error(.payloadTooLarge(limit: edge.settings.maxBodyBytes)), context: context)
         }
         guard edge.bodies.take(buffer.readableBytes) else {
-            return refuse(.unavailable("the edge holds as many request bodies as it may at once: try again in a moment"), context: context)
+            return refuse(.error(.unavailable("the edge holds as many request bodies as it may at once: try again in a moment")), context: context)
         }
         call.held += buffer.readableBytes
         if call.body == nil {
@@ -207,14 +207,14 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Answers the call being read now, before its end; the rest of its body is dropped.
-    private func refuse(_ error: ServiceError, context: ChannelHandlerContext) {
+    private func refuse(_ answer: EdgeAnswer, context: ChannelHandlerContext) {
         guard var call = reading else { return }
         call.answered = true
         edge.bodies.give(call.held)
         call.held = 0
         call.body = nil
         reading = call
-        finish(call.exchange, EdgeAnswer.error(error), head: call.head, context: context)
+        finish(call.exchange, answer, head: call.head, context: context)
     }
 
     // MARK: The gateway

@@ -61,8 +61,8 @@ extension JSONSchema {
                 problems[field] = minLength == 1 ? "must not be empty" : "must have at least \(minLength) characters"
             } else if bytes > maxLength && text.unicodeScalars.count > maxLength {
                 problems[field] = "must have at most \(maxLength) characters"
-            } else if JSONSchema.containsControlCharacter(text, allowingLineBreaks: format == .multiline) {
-                problems[field] = "must not contain control characters"
+            } else if let problem = JSONSchema.unsafeCharacterProblem(text, allowingLineBreaks: format == .multiline) {
+                problems[field] = problem
             } else if let format, !format.accepts(text) {
                 problems[field] = format.problem
             }
@@ -152,24 +152,51 @@ extension JSONSchema {
 }
 
 extension JSONSchema {
-    /// Whether `text` holds a control character (general category Cc: U+0000–U+001F and
-    /// U+007F–U+009F), read from its UTF-8 bytes: a byte under 0x20, 0x7F, or 0xC2 followed
-    /// by 0x80–0x9F. Asking each scalar its Unicode properties took 60% of an image
+    /// What a string's characters may not be, read from its UTF-8 bytes in one walk:
+    /// a control character (general category Cc: U+0000–U+001F and U+007F–U+009F: a byte
+    /// under 0x20, 0x7F, or 0xC2 followed by 0x80–0x9F), or one of Unicode's explicit
+    /// directional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069: E2 80
+    /// AA–AE, E2 81 A6–A9), which make text shown to others read differently from what it
+    /// holds ("Trojan Source"). The marks U+200E, U+200F and U+061C, which right-to-left
+    /// text may need, pass. Asking each scalar its Unicode properties took 60% of an image
     /// upload's time.
-    public static func containsControlCharacter(_ text: String, allowingLineBreaks: Bool = false) -> Bool {
-        func scan(_ bytes: some Sequence<UInt8>) -> Bool {
-            var previous: UInt8 = 0
+    enum UnsafeCharacter {
+        case control
+        case bidiOverride
+    }
+
+    static func unsafeCharacter(_ text: String, allowingLineBreaks: Bool) -> UnsafeCharacter? {
+        func scan(_ bytes: some Sequence<UInt8>) -> UnsafeCharacter? {
+            var (previous, beforePrevious): (UInt8, UInt8) = (0, 0)
             for byte in bytes {
                 if allowingLineBreaks && (byte == 0x0A || byte == 0x0D || byte == 0x09) {
-                    previous = byte
+                    (beforePrevious, previous) = (previous, byte)
                     continue
                 }
-                if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte >= 0x80 && byte <= 0x9F) { return true }
-                previous = byte
+                if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && byte >= 0x80 && byte <= 0x9F) { return .control }
+                if beforePrevious == 0xE2, (previous == 0x80 && (0xAA...0xAE).contains(byte)) || (previous == 0x81 && (0xA6...0xA9).contains(byte)) {
+                    return .bidiOverride
+                }
+                (beforePrevious, previous) = (previous, byte)
             }
-            return false
+            return nil
         }
         // Parsed strings are native, so their bytes are read from one buffer.
         return text.utf8.withContiguousStorageIfAvailable { scan($0) } ?? scan(text.utf8)
+    }
+
+    /// The problem a text field reports for ``unsafeCharacter(_:allowingLineBreaks:)``.
+    public static func unsafeCharacterProblem(_ text: String, allowingLineBreaks: Bool = false) -> String? {
+        switch unsafeCharacter(text, allowingLineBreaks: allowingLineBreaks) {
+        case .control: "must not contain control characters"
+        case .bidiOverride: "must not contain bidirectional embeddings, overrides or isolates (U+202A–U+202E, U+2066–U+2069)"
+        case nil: nil
+        }
+    }
+
+    /// Whether `text` holds a control character or a directional override
+    /// (``unsafeCharacter(_:allowingLineBreaks:)``).
+    public static func containsControlCharacter(_ text: String, allowingLineBreaks: Bool = false) -> Bool {
+        unsafeCharacter(text, allowingLineBreaks: allowingLineBreaks) != nil
     }
 }

@@ -217,6 +217,34 @@ public enum Reply {
         return output
     }
 
+    /// Where `data` is in a success frame exactly as ``success(id:data:)`` writes it
+    /// (`{"id":<string or null>,"ok":true,"data":` … `}`), found without parsing the data;
+    /// `nil` for any other frame (an error, another layout), which a caller then parses.
+    /// For a hop that passes the data on as it came (the HTTP edge).
+    public static func successDataRange(of frame: Data) -> Range<Int>? {
+        let literal = #","ok":true,"data":"#.utf8
+        return frame.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Range<Int>? in
+            let head = #"{"id":"#.utf8
+            guard bytes.count >= head.count + 2 + literal.count + 2, bytes.starts(with: head), bytes[bytes.count - 1] == UInt8(ascii: "}") else { return nil }
+            var index = head.count
+            if bytes[index] == UInt8(ascii: "n") {
+                guard bytes[index..<(index + 4)].elementsEqual("null".utf8) else { return nil }
+                index += 4
+            } else {
+                guard bytes[index] == UInt8(ascii: "\"") else { return nil }
+                index += 1
+                while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                    index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                guard index < bytes.count else { return nil }
+                index += 1
+            }
+            let dataStart = index + literal.count
+            guard dataStart < bytes.count - 1, bytes[index..<dataStart].elementsEqual(literal) else { return nil }
+            return dataStart..<(bytes.count - 1)
+        }
+    }
+
     /// `{"id":..., "ok":false, "error": {...}}`.
     public static func failure(id: String?, error: ServiceError) -> Data {
         var output: [UInt8] = []

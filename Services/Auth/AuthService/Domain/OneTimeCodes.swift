@@ -91,13 +91,11 @@ struct OneTimeCodes: Sendable {
 
         var serviceError: ServiceError { serviceError(field: "code") }
 
-        /// The refusal as the error of the request member `field` that carried the code.
+        /// The refusal as the error of the request member `field` that carried the code: the
+        /// same answer whichever it is, so a guess does not tell whether a code was sent to
+        /// someone's number or address lately (the attempts are counted all the same).
         func serviceError(field: String) -> ServiceError {
-            switch self {
-            case .noValidCode: .invalid(field, "no valid code: it expired, was used, or was never sent; request a new one")
-            case .wrong(let remaining): .invalid(field, "wrong code, \(remaining) attempts left")
-            case .tooManyAttempts: .rateLimited(retryAfterMs: Int64(60_000), "too many wrong codes: request a new one")
-            }
+            .invalid(field, "the code is wrong, expired or used (five wrong codes void it): check it or request a new one")
         }
     }
 

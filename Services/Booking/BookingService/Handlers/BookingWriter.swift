@@ -26,6 +26,14 @@ struct BookingPlan: Sendable {
     var createdAt: String
     var id: String
 
+    /// Whether a written instant's fraction of a second, if it has one, is zeros only: a
+    /// slot starts on a whole minute, and `10:00:00.0000001` is not its start (a Date's
+    /// precision would round so small a fraction away).
+    static func namesWholeSecond(_ text: String) -> Bool {
+        guard let dot = text.firstIndex(of: ".") else { return true }
+        return text[text.index(after: dot)...].prefix(while: \.isNumber).allSatisfy { $0 == "0" }
+    }
+
     init(
         _ input: RiderOperations.CreateRequest, rider: String, park: ParkConfiguration, now: Date, channel: BookingAdmission.Channel = .rider,
         actor: String? = nil, reason: String? = nil, id: String? = nil
@@ -33,7 +41,7 @@ struct BookingPlan: Sendable {
         guard park.cables.contains(where: { $0.id == input.cable && $0.active }) else {
             throw ServiceError.invalid("cable", "no such cable")
         }
-        guard let instant = Instant.parse(input.start), let slot = park.schedule.slot(startingAt: instant) else {
+        guard Self.namesWholeSecond(input.start), let instant = Instant.parse(input.start), let slot = park.schedule.slot(startingAt: instant) else {
             throw ServiceError.invalid("start", "not the start of a slot on the park's grid")
         }
         if let refusal = BookingAdmission.timing(start: slot.start, now: now, rules: park.admissionRules, channel: channel) {

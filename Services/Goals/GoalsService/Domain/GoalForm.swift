@@ -109,7 +109,7 @@ public struct GoalForm: Codable, Sendable, Equatable {
                 if trimmed.isEmpty && item.required { problems[path] = "must not be blank" }
                 if text.unicodeScalars.count > (item.maxLength ?? Self.maxTextLength) { problems[path] = "must have at most \(item.maxLength ?? Self.maxTextLength) characters" }
                 // Free text for people, as everywhere: line breaks and tabs, no other control characters.
-                if JSONSchema.containsControlCharacter(text, allowingLineBreaks: true) { problems[path] = "must not contain control characters" }
+                if let problem = JSONSchema.unsafeCharacterProblem(text, allowingLineBreaks: true) { problems[path] = problem }
             case (.integer, .integer(let number)):
                 if number < (item.minimum ?? 1) { problems[path] = "must be at least \(item.minimum ?? 1)" }
                 if let maximum = item.maximum, number > maximum { problems[path] = "must be at most \(maximum)" }

@@ -183,7 +183,7 @@ struct PlanOperations: Sendable {
     var update: ServiceOperation {
         .write(
             "goals.admin.items.update",
-            summary: "Changes a plan item's date (within 5 years of today), text, requirement or (recommendations) whether it can be checked off. Unchecking the checkable flag clears a done mark. A nutrition item is checkable exactly when dated, a workout always: a contradicting `checkable` is refused. Not on a finished goal.",
+            summary: "Changes a plan item's date (within 5 years of today; a done item's not past the recipient's today: conflict item_done), text, requirement or (recommendations) whether it can be checked off. Unchecking the checkable flag clears a done mark. A nutrition item is checkable exactly when dated, a workout always: a contradicting `checkable` is refused. Not on a finished goal.",
             auth: GoalOperations.admin,
             request: .object(
                 [
@@ -207,6 +207,11 @@ struct PlanOperations: Sendable {
             let checkable = try merged.checkability(field: "data")
             if let date = input.date, let problem = PlanDates.problem(date, today: PlanDates.utcDay(context.receivedAt)) {
                 throw ServiceError.invalid("date", problem)
+            }
+            // A done item reports what was done on its day: it cannot move to a day that has
+            // not come yet for the recipient (who could not have checked it there).
+            if item.done && checkable, let date = input.date, date > (try GoalViews.today(db, user: goal.recipientID, now: context.receivedAt)) {
+                throw ServiceError.conflict("this item is done: it cannot move to a day that has not come yet for the recipient; uncheck it first", reason: "item_done")
             }
             let now = Instant.format(context.receivedAt)
             try db.cachedStatement(sql: """
