@@ -461,7 +461,7 @@ struct EdgeFlowTests {
             // A call waiting for the (stopped) gateway, and a routed request behind it.
             async let answers = HTTPTestClient.exchange(
                 host: bind.host, port: bind.port,
-                sending: [Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\nGET /v1/nowhere HTTP/1.1\r\nHost: x\r\n\r\n".utf8)],
+                sending: [Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\nGET /v1/no/such/path HTTP/1.1\r\nHost: x\r\n\r\n".utf8)],
                 timeout: .seconds(15))
             try await Task.sleep(for: .milliseconds(500))
             edgeProcess.kill(signal: SIGTERM)
@@ -470,7 +470,7 @@ struct EdgeFlowTests {
             let text = String(decoding: try await answers, as: UTF8.self)
             let ok = text.range(of: "HTTP/1.1 200"), missing = text.range(of: "HTTP/1.1 404")
             #expect(ok != nil && missing != nil && ok!.lowerBound < missing!.lowerBound, "\(text.prefix(400))")
-            #expect(text.hasSuffix(#""message":"no such path: GET /v1/nowhere"}"#), "\(text.suffix(200))")
+            #expect(text.hasSuffix(#""message":"no such path: GET /v1/no/such/path"}"#), "\(text.suffix(200))")
             #expect(await edgeProcess.stop(grace: .seconds(10)) != nil)
         }
     }
@@ -484,7 +484,7 @@ struct EdgeFlowTests {
             let halfClosed = String(
                 decoding: try await HTTPTestClient.exchange(
                     host: bind.host, port: bind.port,
-                    sending: [Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}GET /v1/nowhere HTTP/1.1\r\nHost: x\r\n\r\n".utf8)],
+                    sending: [Data("POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}GET /v1/no/such/path HTTP/1.1\r\nHost: x\r\n\r\n".utf8)],
                     halfClose: true, timeout: .seconds(5)), as: UTF8.self)
             let ok = halfClosed.range(of: "HTTP/1.1 200"), missing = halfClosed.range(of: "HTTP/1.1 404")
             #expect(ok != nil && missing != nil && ok!.lowerBound < missing!.lowerBound, "\(halfClosed.prefix(300))")
