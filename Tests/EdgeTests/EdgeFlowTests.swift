@@ -241,7 +241,7 @@ struct EdgeFlowTests {
                 let close = index == ids.count - 1 ? "Connection: close\r\n" : ""
                 switch index % 10 {
                 case 3: pipelined += "HEAD /v1/openapi.json HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(id)\r\n\(close)\r\n"
-                case 7: pipelined += "GET /v1/nowhere HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(id)\r\n\(close)\r\n"
+                case 7: pipelined += "GET /v1/auth.health HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(id)\r\n\(close)\r\n"
                 case 8: pipelined += "POST /v1/Bad..op HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(id)\r\nContent-Length: 2\r\n\(close)\r\n{}"
                 default: pipelined += "POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nX-Request-Id: \(id)\r\nContent-Length: 2\r\n\(close)\r\n{}"
                 }
@@ -249,7 +249,7 @@ struct EdgeFlowTests {
             let (answers, _) = try await exchange(pipelined, timeout: .seconds(20))
             let seen = answers.lowercased().components(separatedBy: "\r\nx-request-id: ").dropFirst().map { String($0.unicodeScalars.prefix { $0 != "\r" }) }
             #expect(seen == ids, "\(answers.prefix(600))")
-            // `GET /v1/nowhere` is a call's path asked with GET (405); `/v1/Bad..op` no operation (404).
+            // `GET /v1/auth.health` is a call's path asked with GET (405); `/v1/Bad..op` no operation (404).
             #expect(
                 answers.components(separatedBy: "HTTP/1.1 200 OK").count - 1 == 32 && answers.components(separatedBy: "HTTP/1.1 404").count - 1 == 4
                     && answers.components(separatedBy: "HTTP/1.1 405").count - 1 == 4)
@@ -288,10 +288,31 @@ struct EdgeFlowTests {
                 "POST /v1/auth.health HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\nPOST /v1/auth.health HTTP/1.0\r\nContent-Length: 0\r\n\r\n")
             #expect(kept.components(separatedBy: "200 OK").count - 1 == 2, "\(kept.prefix(400))")
             #expect(kept.lowercased().components(separatedBy: "connection: keep-alive").count - 1 == 1, "\(kept.prefix(400))")
-            // Expect: 100-continue with a Content-Length over the limit: the 413 at once, no 100.
-            let large = try await exchange(
-                "POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 50000000\r\nConnection: close\r\n\r\n")
-            #expect(large.hasPrefix("HTTP/1.1 413"), "\(large.prefix(200))")
+            // Expect: 100-continue with a Content-Length over the path's limit (a call's, an
+            // image's), or a coded body: the final answer at once, no 100; and since the client
+            // need not send that body, the connection closes after the answer rather than
+            // reading its next request as the body.
+            for (path, length, extra, status) in [
+                ("/v1/auth.health", 50_000_000, "", 413), ("/v1/media/goals", 600_000, "Content-Type: image/png\r\n", 413),
+                ("/v1/auth.health", 2, "Content-Encoding: gzip\r\n", 415),
+            ] {
+                let started = ContinuousClock.now
+                let refused = try await exchange(
+                    "POST \(path) HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\(extra)Content-Length: \(length)\r\n\r\n"
+                        + "POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+                #expect(refused.hasPrefix("HTTP/1.1 \(status)") && refused.lowercased().contains("connection: close"), "\(path): \(refused.prefix(300))")
+                #expect(!refused.contains("HTTP/1.1 200") && ContinuousClock.now - started < .seconds(4), "\(path): \(refused.prefix(300))")
+            }
+            // HTTP/1.0 with keep-alive and close: close wins.
+            let both = try await exchange("POST /v1/auth.health HTTP/1.0\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n")
+            #expect(both.lowercased().contains("connection: close"), "\(both.prefix(300))")
+            // The OpenAPI document's path is not a call's: POST there is 405; a path that names no
+            // operation is 404, and its message does not send back a long path whole.
+            let postDocument = try await HTTPTestClient.send("POST", "\(edge.baseURL)/v1/openapi.json", body: Data("{}".utf8))
+            #expect(postDocument.status == 405 && postDocument.headers["allow"] == "GET, HEAD", "\(postDocument.status)")
+            #expect(try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1//x").status == 404)
+            let long = try await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/\(String(repeating: "a", count: 20_000))")
+            #expect(long.status == 404 && long.body.count < 1_000, "\(long.status) \(long.body.count)")
             // auth has no media store: not_found, not an unknown operation.
             _ = try await Poll.until(timeout: .seconds(10), interval: .milliseconds(100)) {
                 String(decoding: (try? await HTTPTestClient.send("GET", "\(edge.baseURL)/v1/openapi.json"))?.body ?? Data(), as: UTF8.self).contains("/v1/auth.login")

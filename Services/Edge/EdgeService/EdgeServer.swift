@@ -86,7 +86,15 @@ public final class EdgeServer: Sendable {
         // (it pairs each answer with its request's method), keeping its Content-Length.
         router.head("/v1/openapi.json") { _, _ in self.answer(EdgeAnswer(status: .ok, body: self.documents.current())) }
         router.head("/v1/media/:service/:id") { request, context in await self.download(request, context: context) }
-        router.post("/v1/media/:service") { request, context in await self.upload(request, context: context) }
+        router.post("/v1/media/:service") { request, context in
+            // Refused before its body (413, or anything while the client waits for a `100
+            // Continue` to send it): the connection closes after the answer, as for calls
+            // (``OperationCalls``), so a next request is never read as the unsent body.
+            var response = await self.upload(request, context: context)
+            let awaitsContinue = request.headers[values: .expect].contains { $0.lowercased() == "100-continue" }
+            if response.status == .contentTooLarge || (awaitsContinue && response.status.code >= 400) { response.headers[.connection] = "close" }
+            return response
+        }
         let guardFactory: @Sendable () -> [any RemovableChannelHandler] = { [self, settings, connections] in
             HTTPDoor.handlers(
                 limits: connections,
@@ -458,17 +466,23 @@ enum EdgePaths {
         guard segments.first == "v1" else { return [] }
         switch segments.count {
         case 2 where segments[1] == "openapi.json": return [.get, .head]
-        case 2: return [.post]
+        case 2 where RequestEnvelope.isOperationName(String(segments[1])): return [.post]
         case 3 where segments[1] == "media": return [.post]
         case 4 where segments[1] == "media": return [.get, .head]
         default: return []
         }
     }
 
-    /// The largest body a request to `uri` may send: an image's to a media path, a call's
-    /// to any other.
+    /// A path as an answer's message names it: at most 200 characters (a 20 KB path is not
+    /// sent back whole).
+    static func shown(_ path: String) -> String {
+        path.count <= 200 ? path : String(path.prefix(200)) + "…"
+    }
+
+    /// The largest body a request to `uri` may send: an image's to a media path (what
+    /// ``EdgeServer/upload(_:context:)`` takes), a call's to any other.
     static func bodyLimit(_ uri: String, _ settings: EdgeSettings) -> Int {
-        uri.hasPrefix("/v1/media/") ? max(settings.maxMediaBytes, settings.maxBodyBytes) : settings.maxBodyBytes
+        uri.hasPrefix("/v1/media/") ? settings.maxMediaBytes : settings.maxBodyBytes
     }
 }
 
@@ -507,11 +521,11 @@ struct Door: RouterMiddleware {
             let allowed = EdgePaths.methods(at: request.uri.path)
             if error.status == .notFound || error.status == .methodNotAllowed, !allowed.isEmpty {
                 // A path served with other methods (RFC 9110, 15.5.6): 405 naming them.
-                response = edge.answer(EdgeAnswer.methodNotAllowed(request.method, path: request.uri.path, allowed: allowed))
+                response = edge.answer(EdgeAnswer.methodNotAllowed(request.method, path: EdgePaths.shown(request.uri.path), allowed: allowed))
             } else {
                 let serviceError: ServiceError =
                     switch error.status {
-                    case .notFound, .methodNotAllowed: .notFound("no such path: \(request.method) \(request.uri.path)")
+                    case .notFound, .methodNotAllowed: .notFound("no such path: \(request.method) \(EdgePaths.shown(request.uri.path))")
                     case .contentTooLarge: .payloadTooLarge(limit: edge.settings.maxBodyBytes)
                     default: .badRequest("the request could not be read")
                     }

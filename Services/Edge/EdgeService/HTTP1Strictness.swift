@@ -24,6 +24,8 @@ import Synchronization
 ///   `Content-Length` is over the body limit of its path (its final answer, 413, comes
 ///   instead, and the client need not send the body at all);
 /// - a request in another major version than 1 is answered 505 (RFC 9110, 15.6.6);
+/// - an answer that says `Connection: close` (``OperationCalls``' refusal of a request
+///   before its body) closes the connection after it;
 /// - an HTTP/1.0 request that asked to keep the connection alive has its answer say
 ///   `Connection: keep-alive` (RFC 9112, C.2.2: without it the client takes the answer as
 ///   the connection's last).
@@ -69,10 +71,15 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         let close = !head.isKeepAlive || Self.asksToUpgrade(head)
+            || head.headers["connection"].contains { $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "close" } }
         closeAfter.append(close)
         keepAlive10.append(!close && head.version.minor == 0)
+        // No 100 for a body that will be refused unread: over the limit (413), or in a
+        // content coding (415).
         let tooLong = head.headers["content-length"].first.flatMap(Int.init).map { $0 > bodyLimit(head.uri) } ?? false
-        let wantsContinue = head.version.major == 1 && head.version.minor >= 1 && !tooLong
+        let coded = head.headers["content-encoding"].flatMap { $0.split(separator: ",") }
+            .contains { !["", "identity"].contains($0.trimmingCharacters(in: .whitespaces).lowercased()) }
+        let wantsContinue = head.version.major == 1 && head.version.minor >= 1 && !tooLong && !coded
             && head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" })
         continueWanted.append(wantsContinue ? head.version : nil)
         if closeAfter.count == 1 { sendContinueIfWanted(context) }
@@ -120,11 +127,15 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head(var head) where head.status.code >= 200 && closeAfter.first == true:
-            head.headers.replaceOrAdd(name: "connection", value: "close")
-            context.write(wrapOutboundOut(.head(head)), promise: promise)
-        case .head(var head) where head.status.code >= 200 && keepAlive10.first == true:
-            head.headers.replaceOrAdd(name: "connection", value: "keep-alive")
+        case .head(var head) where head.status.code >= 200 && !closeAfter.isEmpty:
+            // An answer that says `Connection: close` itself (a request refused before its
+            // body, which the client may never send: ``OperationCalls``) ends the connection too.
+            if head.headers["connection"].contains(where: { $0.lowercased() == "close" }) { closeAfter[0] = true }
+            if closeAfter[0] {
+                head.headers.replaceOrAdd(name: "connection", value: "close")
+            } else if keepAlive10[0] {
+                head.headers.replaceOrAdd(name: "connection", value: "keep-alive")
+            }
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         case .end where !closeAfter.isEmpty:
             let close = closeAfter.removeFirst()

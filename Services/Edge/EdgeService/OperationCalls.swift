@@ -63,6 +63,10 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
         var held = 0
         /// Answered before its end (refused): the rest of its body is dropped.
         var answered = false
+        /// It asked `Expect: 100-continue` for a body: refused before that body, its client
+        /// may never send it (RFC 9110, 10.1.1), and may send its next request instead, which
+        /// would be read as the body: the refusal closes the connection.
+        var awaitsContinue = false
     }
 
     private let edge: EdgeServer
@@ -104,7 +108,8 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     static func callOp(_ request: HTTPTypes.HTTPRequest) -> Substring? {
         guard request.method == .post, let path = request.path else { return nil }
         let segments = path.prefix { $0 != "?" }.split(separator: "/")
-        guard segments.count == 2, segments[0] == "v1" else { return nil }
+        // The OpenAPI document's path is the router's (POST there is 405), not an op's.
+        guard segments.count == 2, segments[0] == "v1", segments[1] != "openapi.json" else { return nil }
         return segments[1]
     }
 
@@ -184,6 +189,7 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
             head.refusal = .error(.rateLimited(retryAfterMs: 1_000, "at most \(Self.maxPipelined) requests may wait on one connection"))
         }
         reading = Reading(exchange: exchange, head: head)
+        reading?.awaitsContinue = request.headerFields[values: .expect].contains { $0.lowercased() == "100-continue" }
         if let refusal = head.refusal { refuse(refusal, context: context) }
     }
 
@@ -206,9 +212,13 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
         reading = call
     }
 
-    /// Answers the call being read now, before its end; the rest of its body is dropped.
+    /// Answers the call being read now, before its end; the rest of its body is dropped,
+    /// or, when the client may not send it (a body over the limit, 413, or one it waits for
+    /// a `100 Continue` to send), the connection closes after the answer.
     private func refuse(_ answer: EdgeAnswer, context: ChannelHandlerContext) {
         guard var call = reading else { return }
+        var answer = answer
+        if call.awaitsContinue || answer.status == .contentTooLarge { answer.headers[.connection] = "close" }
         call.answered = true
         edge.bodies.give(call.held)
         call.held = 0

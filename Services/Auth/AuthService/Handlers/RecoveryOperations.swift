@@ -94,7 +94,7 @@ struct RecoveryOperations: Sendable {
             let email = Identifiers.email(input.email)
             // One answer for every refusal (no account, no code, wrong code, too many
             // tries), so the reset cannot tell which emails have accounts.
-            let refused = ServiceError.invalid("code", "the code is not valid or has expired")
+            let refused = OneTimeCodes.Refusal.noValidCode.serviceError
             // The code is checked (and a wrong one counted) before the expensive hash.
             let valid = try await context.write { db -> Bool in
                 guard case .success = try codes.check(db, .passwordReset, target: email, code: input.code, consume: false) else {
