@@ -293,8 +293,9 @@ struct EdgeFlowTests {
             // need not send that body, the connection closes after the answer rather than
             // reading its next request as the body.
             for (path, length, extra, status) in [
-                ("/v1/auth.health", 50_000_000, "", 413), ("/v1/media/goals", 600_000, "Content-Type: image/png\r\n", 413),
-                ("/v1/auth.health", 2, "Content-Encoding: gzip\r\n", 415),
+                ("/v1/auth.health", "50000000", "", 413), ("/v1/media/goals", "600000", "Content-Type: image/png\r\n", 413),
+                ("/v1//media/goals", "600000", "Content-Type: image/png\r\n", 413), ("/v1/auth.health", "9223372036854775808", "", 413),
+                ("/v1/auth.health", "2", "Content-Encoding: gzip\r\n", 415),
             ] {
                 let started = ContinuousClock.now
                 let refused = try await exchange(
@@ -303,6 +304,22 @@ struct EdgeFlowTests {
                 #expect(refused.hasPrefix("HTTP/1.1 \(status)") && refused.lowercased().contains("connection: close"), "\(path): \(refused.prefix(300))")
                 #expect(!refused.contains("HTTP/1.1 200") && ContinuousClock.now - started < .seconds(4), "\(path): \(refused.prefix(300))")
             }
+            // Nothing pipelined behind an answer that ends the connection is started (RFC 9112,
+            // 9.6): a call refused at its head while it waits for 100 Continue, a routed request
+            // that waits for one (refused by the router's door, or by the media upload).
+            for (index, first) in [
+                "POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n",
+                "PUT /v1/openapi.json HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 40\r\n\r\n",
+                "POST /v1/media/goals HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer\r\nContent-Type: image/png\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\nab",
+            ].enumerated() {
+                let started = ContinuousClock.now
+                let text = try await exchange(first + "POST /v1/auth.health HTTP/1.1\r\nHost: x\r\nX-Request-Id: ghost-\(index)\r\nContent-Length: 0\r\n\r\n")
+                #expect(text.lowercased().contains("connection: close") && !text.contains("ghost-"), "\(index): \(text.prefix(300))")
+                #expect(ContinuousClock.now - started < .seconds(4), "\(index)")
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            let reached = (stack.process("gateway")?.output ?? "").split(separator: "\n").filter { $0.contains("ghost-") }
+            #expect(reached.isEmpty, "requests behind the closing answer reached the gateway: \(reached)")
             // HTTP/1.0 with keep-alive and close: close wins.
             let both = try await exchange("POST /v1/auth.health HTTP/1.0\r\nConnection: keep-alive, close\r\nContent-Length: 0\r\n\r\n")
             #expect(both.lowercased().contains("connection: close"), "\(both.prefix(300))")

@@ -87,12 +87,11 @@ public final class EdgeServer: Sendable {
         router.head("/v1/openapi.json") { _, _ in self.answer(EdgeAnswer(status: .ok, body: self.documents.current())) }
         router.head("/v1/media/:service/:id") { request, context in await self.download(request, context: context) }
         router.post("/v1/media/:service") { request, context in
-            // Refused before its body (413, or anything while the client waits for a `100
-            // Continue` to send it): the connection closes after the answer, as for calls
-            // (``OperationCalls``), so a next request is never read as the unsent body.
+            // A body that grew past the limit as it came (chunked): the rest is not read, and
+            // the connection closes after the answer. (A request whose head already says it
+            // ends the connection: ``OperationCalls/routedRequestEndsConnection(_:limits:)``.)
             var response = await self.upload(request, context: context)
-            let awaitsContinue = request.headers[values: .expect].contains { $0.lowercased() == "100-continue" }
-            if response.status == .contentTooLarge || (awaitsContinue && response.status.code >= 400) { response.headers[.connection] = "close" }
+            if response.status == .contentTooLarge { response.headers[.connection] = "close" }
             return response
         }
         let guardFactory: @Sendable () -> [any RemovableChannelHandler] = { [self, settings, connections] in
@@ -163,7 +162,7 @@ public final class EdgeServer: Sendable {
             guard RequestEnvelope.isOperationName(op) else { throw ServiceError.unknownOperationName }
             head.token = try bearerToken(headers)
             head.idem = try idempotencyKey(headers)
-            if let length = headers[.contentLength].flatMap(Int.init), length > settings.maxBodyBytes {
+            if let length = headers[.contentLength], (Int(length) ?? .max) > settings.maxBodyBytes {
                 throw ServiceError.payloadTooLarge(limit: settings.maxBodyBytes)
             }
             if let codings = EdgeAnswer.contentCodings(headers) {
@@ -284,7 +283,7 @@ public final class EdgeServer: Sendable {
     /// taking its bytes from the edge's ``HTTPDoor/BodyBudget`` as they arrive (`held`: what
     /// the caller gives back once the request is answered).
     func collect(_ request: Request, limit: Int, held: inout Int) async throws(ServiceError) -> Data {
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+        if let length = request.headers[.contentLength], (Int(length) ?? .max) > limit {
             throw ServiceError.payloadTooLarge(limit: limit)
         }
         // Read here rather than with `collect(upTo:)`, so a chunked body over the limit is
@@ -482,7 +481,8 @@ enum EdgePaths {
     /// The largest body a request to `uri` may send: an image's to a media path (what
     /// ``EdgeServer/upload(_:context:)`` takes), a call's to any other.
     static func bodyLimit(_ uri: String, _ settings: EdgeSettings) -> Int {
-        uri.hasPrefix("/v1/media/") ? settings.maxMediaBytes : settings.maxBodyBytes
+        let segments = uri.prefix { $0 != "?" }.split(separator: "/")
+        return segments.count >= 3 && segments[0] == "v1" && segments[1] == "media" ? settings.maxMediaBytes : settings.maxBodyBytes
     }
 }
 

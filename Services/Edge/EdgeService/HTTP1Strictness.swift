@@ -76,7 +76,8 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
         keepAlive10.append(!close && head.version.minor == 0)
         // No 100 for a body that will be refused unread: over the limit (413), or in a
         // content coding (415).
-        let tooLong = head.headers["content-length"].first.flatMap(Int.init).map { $0 > bodyLimit(head.uri) } ?? false
+        // (A length past Int's range is over any limit.)
+        let tooLong = head.headers["content-length"].first.map { (Int($0) ?? .max) > bodyLimit(head.uri) } ?? false
         let coded = head.headers["content-encoding"].flatMap { $0.split(separator: ",") }
             .contains { !["", "identity"].contains($0.trimmingCharacters(in: .whitespaces).lowercased()) }
         let wantsContinue = head.version.major == 1 && head.version.minor >= 1 && !tooLong && !coded

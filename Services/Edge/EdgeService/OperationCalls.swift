@@ -94,6 +94,14 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     private var draining = false
     /// The last answer's end written, done when it has gone to the socket.
     private var lastWrite: EventLoopFuture<Void>?
+    /// The request after which the connection ends, its answer saying `Connection: close`:
+    /// a call refused before a body its client may not send, or a routed request whose
+    /// body may never come. Nothing read after its end is
+    /// started (RFC 9112, 9.6), and the connection closes gently after its answer
+    /// (``routedRequestEndsConnection(_:limits:)``).
+    private var lastExchange: Exchange?
+    /// `lastExchange`'s end was read: every later part is dropped.
+    private var ending = false
     /// The client closed its side (a half-close after its last request): held while a
     /// request it sent still waits for its answer, since the router's connection handler
     /// behind this one closes the connection when its input ends and knows nothing of calls.
@@ -123,6 +131,7 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
             if case .end = part, !draining { dropping = false }
             return
         }
+        if ending { return }
         switch part {
         case .head(let request):
             if quiesced || heldQuiesce != nil {
@@ -133,6 +142,7 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
                 let exchange = Exchange(route: .router)
                 waiting.append(exchange)
                 current = exchange
+                if Self.routedRequestEndsConnection(request, limits: edge.settings) { lastExchange = exchange }
                 pass(part, of: exchange, context: context)
             }
         case .body(let buffer):
@@ -146,9 +156,11 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
                 reading = nil
                 current = nil
                 if !call.answered { send(call, context: context) }
+                if call.exchange === lastExchange { ending = true }
             } else if let exchange = current {
                 current = nil
                 pass(part, of: exchange, context: context)
+                if exchange === lastExchange { ending = true }
             }
             // A request read to its end may be what a held shutdown or a paused read waited for.
             resumeIfQuiet(context: context)
@@ -214,11 +226,14 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Answers the call being read now, before its end; the rest of its body is dropped,
     /// or, when the client may not send it (a body over the limit, 413, or one it waits for
-    /// a `100 Continue` to send), the connection closes after the answer.
+    /// a `100 Continue` to send), the connection ends after the answer (`lastExchange`).
     private func refuse(_ answer: EdgeAnswer, context: ChannelHandlerContext) {
         guard var call = reading else { return }
         var answer = answer
-        if call.awaitsContinue || answer.status == .contentTooLarge { answer.headers[.connection] = "close" }
+        if call.awaitsContinue || answer.status == .contentTooLarge {
+            answer.headers[.connection] = "close"
+            lastExchange = call.exchange
+        }
         call.answered = true
         edge.bodies.give(call.held)
         call.held = 0
@@ -298,8 +313,24 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
         resumeIfQuiet(context: context)
     }
 
-    /// The router's answers pass here: the end of one lets the answers behind it go.
+    /// Whether the connection ends after a request's answer, known from its head: a routed
+    /// request (a media upload, or a method or path the router refuses) that waits for
+    /// `100 Continue` before sending its body, or declares one over its path's limit, may
+    /// never send that body, and a next request would be read as it. (A call is refused or
+    /// not by ``EdgeServer/callHead(_:op:client:)`` and ends the connection only then.)
+    static func routedRequestEndsConnection(_ request: HTTPTypes.HTTPRequest, limits settings: EdgeSettings) -> Bool {
+        if request.headerFields[values: .expect].contains(where: { $0.lowercased() == "100-continue" }) { return true }
+        guard let length = request.headerFields[.contentLength] else { return false }
+        return (Int(length) ?? .max) > EdgePaths.bodyLimit(request.path ?? "", settings)
+    }
+
+    /// The router's answers pass here: the end of one lets the answers behind it go; the
+    /// head of the last one (`lastExchange`) says `Connection: close`.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .head(var response) = unwrapOutboundIn(data), response.status.code >= 200, let first = waiting.first, first === lastExchange {
+            response.headerFields[.connection] = "close"
+            return context.write(wrapOutboundOut(.head(response)), promise: promise)
+        }
         guard case .end = unwrapOutboundIn(data) else { return context.write(data, promise: promise) }
         let written = promise ?? context.eventLoop.makePromise(of: Void.self)
         context.write(data, promise: written)
@@ -401,12 +432,14 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Closes gently once shutting down (RFC 9112, 9.6): the answers go out, the output side
+    /// Closes gently once shutting down, or after an answer that ends the connection (RFC 9112, 9.6): the answers go out, the output side
     /// closes, and what the client still sends is read and dropped for a moment before the
     /// connection closes whole; a close with unread input would make the kernel reset the
     /// connection and drop the answers it has not yet sent.
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
-        guard mode == .all, quiesced, !draining else { return context.close(mode: mode, promise: promise) }
+        // Also after a refusal that ends the connection (`lastExchange`): the client may be
+        // sending the refused body still.
+        guard mode == .all, quiesced || lastExchange != nil, !draining else { return context.close(mode: mode, promise: promise) }
         draining = true
         dropping = true
         context.close(mode: .output, promise: nil)
