@@ -168,7 +168,8 @@ public final class EventSubscriber: Service, Sendable {
         // The last seq heard from each source, and until when ticks come faster: a jump
         // in the seqs means the bus dropped messages to this socket (its queue was full,
         // as when a source announces a backlog), and the message of a live event may have
-        // gone with them; it is then found within ``gapCatchUpInterval``, not a second.
+        // gone with them; it is then found within ``gapCatchUpInterval``, not a second,
+        // until ``gapWatch`` after the last message heard in that state.
         var lastHeard: [String: Int64] = [:]
         var fastTicksUntil = ContinuousClock.now
         while !stopping.load(ordering: .relaxed) {
@@ -176,6 +177,7 @@ public final class EventSubscriber: Service, Sendable {
             // At most a thousand messages between looks at the clock: a source publishing
             // a backlog must not hold up the periodic catch-up.
             var received = 0
+            let now = ContinuousClock.now
             while received < 1_000, let frames = try? socket.receiveMultipart(dontWait: true, maxFrames: 3) {
                 received += 1
                 // The topic names the source (the bus lets each service's key publish only
@@ -186,7 +188,12 @@ public final class EventSubscriber: Service, Sendable {
                     continue
                 }
                 if let heard = lastHeard[event.source], event.seq > heard + 1 {
-                    fastTicksUntil = .now + Self.gapWatch
+                    fastTicksUntil = now + Self.gapWatch
+                } else if now < fastTicksUntil {
+                    // Still hearing a backlog whose messages were dropped: the queue may be
+                    // full yet, and the last live message of a burst may go with no later
+                    // one to show the gap; the fast checks last until the bus is quiet.
+                    fastTicksUntil = now + Self.gapWatch
                 }
                 lastHeard[event.source] = max(lastHeard[event.source] ?? 0, event.seq)
                 guard let continuation = continuations[event.source] else { continue }
@@ -215,7 +222,7 @@ public final class EventSubscriber: Service, Sendable {
     }
 
     /// How often sources are checked for a while after the bus dropped messages to this
-    /// subscriber, and for how long.
+    /// subscriber, and for how long after the last message heard since.
     static let gapCatchUpInterval: Duration = .milliseconds(100)
     static let gapWatch: Duration = .seconds(3)
 
