@@ -458,10 +458,15 @@ extension HTTPField.Name {
 
 /// The edge's paths and the methods each serves, for the `Allow` of a 405.
 enum EdgePaths {
-    /// The methods served at `path` (its segments as the router reads them: empty ones
-    /// skipped); empty for a path the edge does not serve at all.
+    /// A path's segments as the router reads them: the query left out, empty ones skipped.
+    static func segments(_ path: String) -> [Substring] {
+        path.prefix { $0 != "?" }.split(separator: "/")
+    }
+
+    /// The methods served at `path` (``segments(_:)``); empty for a path the edge does not
+    /// serve at all.
     static func methods(at path: String) -> [HTTPTypes.HTTPRequest.Method] {
-        let segments = path.prefix { $0 != "?" }.split(separator: "/")
+        let segments = segments(path)
         guard segments.first == "v1" else { return [] }
         switch segments.count {
         case 2 where segments[1] == "openapi.json": return [.get, .head]
@@ -481,7 +486,7 @@ enum EdgePaths {
     /// The largest body a request to `uri` may send: an image's to a media path (what
     /// ``EdgeServer/upload(_:context:)`` takes), a call's to any other.
     static func bodyLimit(_ uri: String, _ settings: EdgeSettings) -> Int {
-        let segments = uri.prefix { $0 != "?" }.split(separator: "/")
+        let segments = segments(uri)
         return segments.count >= 3 && segments[0] == "v1" && segments[1] == "media" ? settings.maxMediaBytes : settings.maxBodyBytes
     }
 }

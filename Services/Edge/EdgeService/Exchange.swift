@@ -60,7 +60,13 @@ struct EdgeAnswer: Sendable {
     /// The content codings a request's body is in, other than `identity`, as sent; `nil`
     /// when there are none.
     static func contentCodings(_ headers: HTTPFields) -> String? {
-        let codings = headers[values: .contentEncoding].flatMap { $0.split(separator: ",") }
+        contentCodings(headers[values: .contentEncoding])
+    }
+
+    /// ``contentCodings(_:)`` from the `Content-Encoding` values themselves (as NIO's
+    /// HTTP/1 headers give them to ``HTTP1Strictness``).
+    static func contentCodings(_ values: [String]) -> String? {
+        let codings = values.flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty && $0 != "identity" }
         return codings.isEmpty ? nil : codings.joined(separator: ", ")
     }

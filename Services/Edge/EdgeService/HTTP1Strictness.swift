@@ -70,16 +70,14 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireErrorCaught(refused)
             return
         }
-        let close = !head.isKeepAlive || Self.asksToUpgrade(head)
-            || head.headers["connection"].contains { $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "close" } }
+        let close = !head.isKeepAlive || Self.asksToUpgrade(head) || Self.connectionOptions(head).contains("close")
         closeAfter.append(close)
         keepAlive10.append(!close && head.version.minor == 0)
         // No 100 for a body that will be refused unread: over the limit (413), or in a
         // content coding (415).
         // (A length past Int's range is over any limit.)
         let tooLong = head.headers["content-length"].first.map { (Int($0) ?? .max) > bodyLimit(head.uri) } ?? false
-        let coded = head.headers["content-encoding"].flatMap { $0.split(separator: ",") }
-            .contains { !["", "identity"].contains($0.trimmingCharacters(in: .whitespaces).lowercased()) }
+        let coded = EdgeAnswer.contentCodings(head.headers["content-encoding"]) != nil
         let wantsContinue = head.version.major == 1 && head.version.minor >= 1 && !tooLong && !coded
             && head.headers[canonicalForm: "expect"].contains(where: { $0.lowercased() == "100-continue" })
         continueWanted.append(wantsContinue ? head.version : nil)
@@ -122,8 +120,12 @@ final class HTTP1Strictness: ChannelDuplexHandler, RemovableChannelHandler {
     /// nothing after such a request, so the connection closes after its answer (the
     /// client's next request then comes on a new one, instead of waiting for nothing).
     static func asksToUpgrade(_ head: HTTPRequestHead) -> Bool {
-        head.headers.contains(name: "upgrade")
-            && head.headers["connection"].contains { $0.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).lowercased() == "upgrade" } }
+        head.headers.contains(name: "upgrade") && connectionOptions(head).contains("upgrade")
+    }
+
+    /// The options of the request's `Connection` headers, lowercased.
+    static func connectionOptions(_ head: HTTPRequestHead) -> [String] {
+        head.headers["connection"].flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {

@@ -111,11 +111,11 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
         self.edge = edge
     }
 
-    /// The op of a call, `POST /v1/{op}` (the path's segments as the router reads them:
-    /// empty ones skipped, the query left out); `nil` for any other request.
+    /// The op of a call, `POST /v1/{op}` (``EdgePaths/segments(_:)``); `nil` for any other
+    /// request.
     static func callOp(_ request: HTTPTypes.HTTPRequest) -> Substring? {
         guard request.method == .post, let path = request.path else { return nil }
-        let segments = path.prefix { $0 != "?" }.split(separator: "/")
+        let segments = EdgePaths.segments(path)
         // The OpenAPI document's path is the router's (POST there is 405), not an op's.
         guard segments.count == 2, segments[0] == "v1", segments[1] != "openapi.json" else { return nil }
         return segments[1]
@@ -201,7 +201,7 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
             head.refusal = .error(.rateLimited(retryAfterMs: 1_000, "at most \(Self.maxPipelined) requests may wait on one connection"))
         }
         reading = Reading(exchange: exchange, head: head)
-        reading?.awaitsContinue = request.headerFields[values: .expect].contains { $0.lowercased() == "100-continue" }
+        reading?.awaitsContinue = Self.awaitsContinue(request)
         if let refusal = head.refusal { refuse(refusal, context: context) }
     }
 
@@ -319,9 +319,14 @@ final class OperationCalls: ChannelDuplexHandler, RemovableChannelHandler {
     /// never send that body, and a next request would be read as it. (A call is refused or
     /// not by ``EdgeServer/callHead(_:op:client:)`` and ends the connection only then.)
     static func routedRequestEndsConnection(_ request: HTTPTypes.HTTPRequest, limits settings: EdgeSettings) -> Bool {
-        if request.headerFields[values: .expect].contains(where: { $0.lowercased() == "100-continue" }) { return true }
+        if awaitsContinue(request) { return true }
         guard let length = request.headerFields[.contentLength] else { return false }
         return (Int(length) ?? .max) > EdgePaths.bodyLimit(request.path ?? "", settings)
+    }
+
+    /// Whether a request waits for `100 Continue` before it sends its body.
+    static func awaitsContinue(_ request: HTTPTypes.HTTPRequest) -> Bool {
+        request.headerFields[values: .expect].contains { $0.lowercased() == "100-continue" }
     }
 
     /// The router's answers pass here: the end of one lets the answers behind it go; the

@@ -193,10 +193,4 @@ extension JSONSchema {
         case nil: nil
         }
     }
-
-    /// Whether `text` holds a control character or a directional override
-    /// (``unsafeCharacter(_:allowingLineBreaks:)``).
-    public static func containsControlCharacter(_ text: String, allowingLineBreaks: Bool = false) -> Bool {
-        unsafeCharacter(text, allowingLineBreaks: allowingLineBreaks) != nil
-    }
 }

@@ -84,8 +84,8 @@ struct OneTimeCodes: Sendable {
     enum Refusal: Error, Equatable {
         /// No code, used, or expired.
         case noValidCode
-        /// The code is wrong; `remaining` attempts are left.
-        case wrong(remaining: Int)
+        /// The code is wrong; attempts are left.
+        case wrong
         /// Too many wrong attempts: the code is void.
         case tooManyAttempts
 
@@ -115,8 +115,7 @@ struct OneTimeCodes: Sendable {
         guard Digest.constantTimeEqual(Array(Self.hash(code, salt: row["salt"], target: target).utf8), Array(expected.utf8)) else {
             try db.execute(
                 sql: "UPDATE one_time_code SET attempts = attempts + 1 WHERE purpose = ? AND target = ?", arguments: [purpose.rawValue, target])
-            let remaining = maxAttempts - attempts - 1
-            return .failure(remaining > 0 ? .wrong(remaining: remaining) : .tooManyAttempts)
+            return .failure(attempts + 1 < maxAttempts ? .wrong : .tooManyAttempts)
         }
         if consume {
             try db.execute(
