@@ -104,6 +104,46 @@ struct RuntimeTests {
         await service.stop()
     }
 
+    @Test("a write prepared without waiting goes from the socket thread to the writer; one that would wait, or a retry refused now, takes a task")
+    func writesStartedOnTheSocketThread() async throws {
+        defer { TestService.stagedMode.store(0, ordering: .relaxed) }
+        let service = try await InProcessService(TestService.definition())
+        TestService.stagedMode.store(0, ordering: .relaxed)
+        let first = try await service.call("test.staged.put", data: ["key": "a", "value": 1], idem: "s1")
+        #expect(first.data?["preparedOn"] == "socket" && first.data?["count"] == 1)
+        // Many at once: each written once, each answered its own count.
+        let counts = try await withThrowingTaskGroup(of: Int.self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    let reply = try await service.call("test.staged.put", data: ["key": .string("k\(index)"), "value": 2])
+                    guard case .integer(let count)? = reply.data?["count"] else { return -1 }
+                    return Int(count)
+                }
+            }
+            return try await group.reduce(into: Set<Int>()) { $0.insert($1) }
+        }
+        #expect(counts == Set(2...41))
+        // A preparation that would have to wait runs in a task.
+        TestService.stagedMode.store(1, ordering: .relaxed)
+        let waited = try await service.call("test.staged.put", data: ["key": "b", "value": 3])
+        #expect(waited.data?["preparedOn"] == "task" && waited.data?["count"] == 42)
+        // Refused now: a retry of a request that passed gets its first reply (the task looks
+        // it up); a new request is refused, and nothing is written.
+        TestService.stagedMode.store(2, ordering: .relaxed)
+        let retry = try await service.call("test.staged.put", data: ["key": "a", "value": 1], idem: "s1")
+        #expect(retry.ok && retry.data == first.data)
+        let refused = try await service.call("test.staged.put", data: ["key": "c", "value": 4])
+        #expect(refused.error?.code == .validationFailed && refused.error?.fields["value"] == "refused now")
+        let refusedWithKey = try await service.call("test.staged.put", data: ["key": "c", "value": 4], idem: "s2")
+        #expect(refusedWithKey.error?.code == .validationFailed)
+        // A bad body never reaches the preparation.
+        TestService.stagedMode.store(0, ordering: .relaxed)
+        let bad = try await service.call("test.staged.put", data: ["key": "", "value": 4])
+        #expect(bad.error?.code == .validationFailed && bad.error?.fields["key"] != nil)
+        #expect(try await service.call("test.count", idempotent: true).data == 42)
+        await service.stop()
+    }
+
     @Test("auth rules: unauthenticated without a valid token, forbidden without the role")
     func authRules() async throws {
         let service = try await InProcessService(TestService.definition())
@@ -180,7 +220,7 @@ struct RuntimeTests {
             return
         }
         let names = operations.compactMap { $0["op"]?.stringValue }
-        #expect(Set(names) == ["test.put", "test.mine.put", "test.count", "test.slow", "test.slow.read", "test.fail", "test.me", "test.me.fast", "test.admin", "test.health", "test.describe", "test.events.replay", "test.metrics", "test.metrics.prometheus"])
+        #expect(Set(names) == ["test.put", "test.mine.put", "test.staged.put", "test.count", "test.slow", "test.slow.read", "test.fail", "test.me", "test.me.fast", "test.admin", "test.health", "test.describe", "test.events.replay", "test.metrics", "test.metrics.prometheus"])
         let put = try #require(operations.first { $0["op"] == "test.put" })
         #expect(put["request"]?["required"] == ["key", "value"])
         #expect(operations.first { $0["op"] == "test.events.replay" }?["auth"] == "internal")

@@ -27,6 +27,16 @@ enum TestService {
     /// The tags of the slow requests that have started (a test waits for its own).
     static let slowStarted = Mutex<Set<String>>([])
 
+    /// How `staged.put`'s preparation without waiting answers: 0 prepares, 1 says it would
+    /// have to wait (the task prepares), 2 refuses.
+    static let stagedMode = Atomic<Int>(0)
+
+    struct StagedResult: Codable, Sendable {
+        var count: Int
+        /// Where the request was prepared: `socket` or `task`.
+        var preparedOn: String
+    }
+
     static let putSchema = JSONSchema.object(
         ["key": .string(minLength: 1, maxLength: 50), "value": .integer()], required: ["key", "value"])
 
@@ -50,6 +60,26 @@ enum TestService {
                 ) { (_, input: Put, db: Database) in
                     try db.execute(sql: "INSERT INTO item (key, value) VALUES (?, ?)", arguments: [input.key, input.value])
                     return PutResult(seq: 0, count: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") ?? 0)
+                },
+                // A write in two steps, whose preparation may run on the socket thread.
+                .write(
+                    "\(name).staged.put", summary: "Stores an item, prepared on the socket thread or in a task.", auth: .public,
+                    request: putSchema,
+                    response: .object(["count": .integer(minimum: 0), "preparedOn": .string()], required: ["count", "preparedOn"]),
+                    prepare: { (_, input: Put) async throws -> (Put, String) in
+                        guard stagedMode.load(ordering: .relaxed) != 2 else { throw ServiceError.invalid("value", "refused now") }
+                        return (input, withUnsafeCurrentTask { $0 != nil } ? "task" : "socket")
+                    },
+                    preparedAtOnce: { (_, input: Put) throws -> (Put, String)? in
+                        switch stagedMode.load(ordering: .relaxed) {
+                        case 1: return nil
+                        case 2: throw ServiceError.invalid("value", "refused now")
+                        default: return (input, withUnsafeCurrentTask { $0 != nil } ? "task" : "socket")
+                        }
+                    }
+                ) { (_, prepared: (Put, String), db: Database) in
+                    try db.execute(sql: "INSERT INTO item (key, value) VALUES (?, ?)", arguments: [prepared.0.key, prepared.0.value])
+                    return StagedResult(count: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") ?? 0, preparedOn: prepared.1)
                 },
                 .read(
                     "\(name).count", summary: "Counts items.", auth: .public, request: .empty, response: .integer()

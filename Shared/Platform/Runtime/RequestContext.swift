@@ -166,19 +166,26 @@ public struct RequestContext: Sendable {
     private func commitStoringReply<Result: Encodable & Sendable>(
         requiringLiveSession: Bool = true, _ body: @escaping @Sendable (Database) throws -> Result
     ) async throws -> CommitOutcome<Result> {
-        _ = try database()
         guard let batcher else { throw ServiceError.internal(ref: requestID) }
+        return try await batcher.write(try commitJob(requiringLiveSession: requiringLiveSession, body))
+    }
+
+    /// The transaction of ``commit(requiringLiveSession:_:)``: with an `idem` key it looks
+    /// the key up first and stores the encoded reply with the write.
+    func commitJob<Result: Encodable & Sendable>(
+        requiringLiveSession: Bool = true, _ body: @escaping @Sendable (Database) throws -> Result
+    ) throws -> @Sendable (Database) throws -> CommitOutcome<Result> {
+        _ = try database()
         let checked = requiringLiveSession && principal != nil && verifier != nil
         guard let key = idempotencyKey else {
-            guard checked else { return .fresh(try await batcher.write(body), encoded: nil) }
-            return .fresh(
-                try await batcher.write { db in
-                    try requireLiveSession()
-                    return try body(db)
-                }, encoded: nil)
+            guard checked else { return { db in .fresh(try body(db), encoded: nil) } }
+            return { db in
+                try requireLiveSession()
+                return .fresh(try body(db), encoded: nil)
+            }
         }
         let scope = idempotencyScope, op = self.op, hash = requestHash
-        return try await batcher.write { db -> CommitOutcome<Result> in
+        return { db -> CommitOutcome<Result> in
             switch try IdempotencyStore.lookup(db, scope: scope, key: key, op: op, requestHash: hash) {
             case .replay(let stored): return .replayed(stored)
             case .conflict: throw ServiceError.idempotencyConflict
@@ -193,6 +200,31 @@ public struct RequestContext: Sendable {
                 try IdempotencyStore.save(db, scope: scope, key: key, op: op, requestHash: hash, reply: reply)
             }
             return .fresh(result, encoded: reply)
+        }
+    }
+
+    /// Queues a `.write` operation's transaction (``commitJob(requiringLiveSession:_:)``)
+    /// without waiting; `done` is told, on the writer thread, how to make the reply's
+    /// `data` once it committed (the encoding, when the reply was not stored, is left to
+    /// whoever calls that).
+    func submitReply<Result: Encodable & Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> Result, done: @escaping @Sendable (@escaping @Sendable () throws -> Data) -> Void
+    ) throws {
+        guard let batcher else { throw ServiceError.internal(ref: requestID) }
+        let job = try commitJob(body)
+        batcher.submit({ db in try job(db) }) { result in
+            done {
+                switch result {
+                case .success(let value as CommitOutcome<Result>):
+                    switch value {
+                    case .fresh(_, let encoded?): return encoded
+                    case .fresh(let result, nil): return try WireJSON.encode(result)
+                    case .replayed(let stored): return stored
+                    }
+                case .success: throw ServiceError.internal(ref: "write-batcher")
+                case .failure(let error): throw error
+                }
+            }
         }
     }
 }

@@ -107,6 +107,49 @@ public final class RequestDispatcher: Sendable {
         operations[op]?.fastPath != nil
     }
 
+    /// Whether the operation is a write that may start on the socket thread (``startWrite(_:done:)``).
+    public func startsWrites(_ op: String) -> Bool {
+        operations[op]?.startWrite != nil
+    }
+
+    /// How ``startWrite(_:done:)`` went.
+    public enum WriteStart: Sendable {
+        /// Queued for the writer: `done` will be called.
+        case queued
+        /// Refused before anything was queued: the reply frame and outcome.
+        case refused(reply: Data, outcome: String)
+        /// The preparation would have to wait: run the request with ``run(_:)`` in a task.
+        case needsTask
+    }
+
+    /// Starts a write without a task: decodes and prepares it on the calling thread (a
+    /// socket's, which must not block) and queues its transaction for the writer thread,
+    /// whose completion calls `done` with what makes the reply frame and outcome (to be
+    /// called off the writer: it may encode the reply). Requests take two hand-offs
+    /// between threads (socket to writer, writer to socket) instead of four, with no task
+    /// nor continuation.
+    public func startWrite(
+        _ prepared: Prepared, done: @escaping @Sendable (@escaping @Sendable () -> (reply: Data, outcome: String)) -> Void
+    ) -> WriteStart {
+        guard let start = prepared.operation.startWrite else { return .needsTask }
+        let context = prepared.context
+        do {
+            let queued = try start(context, prepared.data) { makeData in
+                done { [self] in
+                    do {
+                        return (Reply.success(id: context.requestID, data: try makeData()), "ok")
+                    } catch {
+                        return reply(for: error, context)
+                    }
+                }
+            }
+            return queued ? .queued : .needsTask
+        } catch {
+            let (reply, outcome) = reply(for: error, context)
+            return .refused(reply: reply, outcome: outcome)
+        }
+    }
+
     /// Whether the operation runs whole on a thread that may block (``runBlocking(_:)``).
     public func runsBlocking(_ op: String) -> Bool {
         operations[op]?.executeBlocking != nil

@@ -38,7 +38,9 @@ public struct RequestLimits: Sendable {
 ///
 /// The thread receives, parses and answers; it never waits for SQLite. Inline operations
 /// (health, describe) are answered right there; a read runs whole on one of the read
-/// threads; every other request becomes a task. Replies come back through a ``Mailbox``.
+/// threads; a write whose preparation needs no waiting is checked and prepared here and
+/// queued for the writer thread (``RequestDispatcher/startWrite(_:done:)``); every other
+/// request becomes a task. Replies come back through a ``Mailbox``.
 /// Each request has a deadline after which it is answered with `timeout` and its task is
 /// cancelled (a read not started yet is dropped). On shutdown the socket stops
 /// taking requests, finishes those in flight (up to the grace period), then closes.
@@ -56,19 +58,38 @@ public final class RequestServer: Service, Sendable {
 
     private struct Completion: Sendable {
         let tag: UInt64
-        let reply: Data
-        let outcome: String
+        let result: Result
+
+        enum Result: Sendable {
+            /// The reply frame and the outcome for the log.
+            case reply(Data, outcome: String)
+            /// A write's outcome, made into the reply on the socket thread (not the writer's).
+            case write(@Sendable () -> (reply: Data, outcome: String))
+        }
+
+        init(tag: UInt64, reply: Data, outcome: String) {
+            self.tag = tag
+            self.result = .reply(reply, outcome: outcome)
+        }
+
+        init(tag: UInt64, write: @escaping @Sendable () -> (reply: Data, outcome: String)) {
+            self.tag = tag
+            self.result = .write(write)
+        }
     }
 
     /// Where a request is being handled, so it can be cancelled at its deadline.
     private enum Work {
         case task(Task<Void, Never>)
         case read(WorkerThreads.Ticket)
+        /// Queued for the writer thread; once queued it is written (its late reply is dropped).
+        case write
 
         func cancel() {
             switch self {
             case .task(let task): task.cancel()
             case .read(let ticket): ticket.cancel()
+            case .write: break
             }
         }
     }
@@ -200,29 +221,60 @@ public final class RequestServer: Service, Sendable {
                 log(id: request.id, op: request.op, started: started, outcome: outcome)
                 return
             }
+            func answer(_ reply: Data, outcome: String) {
+                send(message.envelope, reply, packed: packed)
+                log(id: request.id, op: request.op, started: started, outcome: outcome)
+            }
+            /// The request checked on this thread; `nil` for a token of a key not fetched
+            /// yet (the task fetches it and tries again), after answering any other refusal.
+            func prepareHere() -> (prepared: RequestDispatcher.Prepared?, answered: Bool) {
+                do {
+                    return (try self.dispatcher.prepare(request, client: client, caller: caller), false)
+                } catch where error.isUnknownKey {
+                    return (nil, false)
+                } catch {
+                    answer(Reply.failure(id: request.id, error: error), outcome: error.code.rawValue)
+                    return (nil, true)
+                }
+            }
             var preparedHere: RequestDispatcher.Prepared?
             if dispatcher.hasFastPath(request.op) {
                 // Public data cached in memory (e.g. a day's availability) is answered
                 // right here; a token check is cheap once cached.
-                do {
-                    let prepared = try dispatcher.prepare(request, client: client, caller: caller)
-                    if let reply = dispatcher.answerFromMemory(prepared) {
-                        send(message.envelope, reply, packed: packed)
-                        log(id: request.id, op: request.op, started: started, outcome: "ok")
-                        return
-                    }
-                    preparedHere = prepared
-                } catch where error.isUnknownKey {
-                    // A token of a key not fetched yet: the task fetches it and tries again.
-                } catch {
-                    send(message.envelope, Reply.failure(id: request.id, error: error), packed: packed)
-                    log(id: request.id, op: request.op, started: started, outcome: error.code.rawValue)
+                let (prepared, answered) = prepareHere()
+                if answered { return }
+                if let prepared, let reply = dispatcher.answerFromMemory(prepared) {
+                    answer(reply, outcome: "ok")
                     return
                 }
+                preparedHere = prepared
             }
             nextTag += 1
             let tag = nextTag
-            let dispatcher = self.dispatcher, completions = self.completions, alreadyPrepared = preparedHere
+            let dispatcher = self.dispatcher, completions = self.completions
+            var startedWrite = false
+            if dispatcher.startsWrites(request.op) {
+                // A write whose preparation needs no waiting goes from here to the writer
+                // thread, whose completion comes back through the mailbox: no task.
+                var prepared = preparedHere
+                if prepared == nil {
+                    let checked = prepareHere()
+                    if checked.answered { return }
+                    prepared = checked.prepared
+                }
+                if let prepared {
+                    switch dispatcher.startWrite(prepared, done: { completions.post(Completion(tag: tag, write: $0)) }) {
+                    case .queued:
+                        startedWrite = true
+                    case .refused(let reply, let outcome):
+                        answer(reply, outcome: outcome)
+                        return
+                    case .needsTask:
+                        preparedHere = prepared
+                    }
+                }
+            }
+            let alreadyPrepared = preparedHere
             // Token checks and validation run in the task too, off the socket thread.
             @Sendable func startTask() -> Task<Void, Never> {
                 Task {
@@ -242,7 +294,9 @@ public final class RequestServer: Service, Sendable {
                 }
             }
             let work: Work
-            if dispatcher.runsBlocking(request.op) {
+            if startedWrite {
+                work = .write
+            } else if dispatcher.runsBlocking(request.op) {
                 // A read runs whole on a read thread: checks, transaction, encoding.
                 work = .read(
                     Self.readThreads.submit { cancelled in
@@ -325,7 +379,13 @@ public final class RequestServer: Service, Sendable {
                 for completion in completions.drain() {
                     // A request that timed out was already answered; its late reply is dropped.
                     guard let request = inFlight.removeValue(forKey: completion.tag) else { continue }
-                    finish(request, reply: completion.reply, outcome: completion.outcome)
+                    switch completion.result {
+                    case .reply(let reply, let outcome):
+                        finish(request, reply: reply, outcome: outcome)
+                    case .write(let make):
+                        let (reply, outcome) = make()
+                        finish(request, reply: reply, outcome: outcome)
+                    }
                 }
             }
             if !saturated, poller.isReadable(socketItem) {

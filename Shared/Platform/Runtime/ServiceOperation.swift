@@ -44,6 +44,11 @@ public struct ServiceOperation: Sendable {
     /// runs it on its read threads, so a read crosses threads twice (to a read thread and
     /// back) instead of four times (to a task, to GRDB's queue, back to the task, back).
     let executeBlocking: (@Sendable (RequestContext, JSONValue) throws -> Data)?
+    /// A `.write` operation's start without a task (``RequestDispatcher/startWrite(_:done:)``):
+    /// decodes and prepares on the calling thread, which must not block, and queues the
+    /// transaction; `done` is later given what makes the reply's `data`. Returns `false`,
+    /// having queued nothing, when the preparation would have to wait (the task runs it).
+    let startWrite: StartWrite?
     /// An answer from memory, tried on the socket thread before the handler is started
     /// as a task; `nil` means "not in memory, run the handler".
     public private(set) var fastPath: (@Sendable (RequestContext, JSONValue) -> Data?)?
@@ -80,11 +85,17 @@ public struct ServiceOperation: Sendable {
         return copy
     }
 
+    /// See ``startWrite``.
+    typealias StartWrite = @Sendable (
+        RequestContext, JSONValue, _ done: @escaping @Sendable (@escaping @Sendable () throws -> Data) -> Void
+    ) throws -> Bool
+
     init(
         name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema, mode: Mode,
         execute: @escaping @Sendable (RequestContext, JSONValue) async throws -> Data,
         executeInline: (@Sendable (RequestContext, JSONValue) throws -> Data)?,
-        executeBlocking: (@Sendable (RequestContext, JSONValue) throws -> Data)? = nil
+        executeBlocking: (@Sendable (RequestContext, JSONValue) throws -> Data)? = nil,
+        startWrite: StartWrite? = nil
     ) {
         self.name = name
         self.summary = summary
@@ -95,6 +106,7 @@ public struct ServiceOperation: Sendable {
         self.execute = execute
         self.executeInline = executeInline
         self.executeBlocking = executeBlocking
+        self.startWrite = startWrite
         self.fastPath = nil
     }
 
@@ -155,7 +167,12 @@ public struct ServiceOperation: Sendable {
                 // (unless the reply must be stored for `idem`): the writer only writes.
                 let input = try decodeRequest(Request.self, from: data)
                 return try await context.commitReply { db in try handler(context, input, db) }
-            }, executeInline: nil)
+            }, executeInline: nil,
+            startWrite: { context, data, done in
+                let input = try decodeRequest(Request.self, from: data)
+                try context.submitReply({ db in try handler(context, input, db) }, done: done)
+                return true
+            })
     }
 
     /// A write in two steps: `prepare` runs first, outside any transaction (parsing,
@@ -165,9 +182,15 @@ public struct ServiceOperation: Sendable {
     /// only loads, decides and writes. The writer thread is the service's one serial
     /// resource, so whatever can move out of it does. With an `idem` key the reply is
     /// stored in the same transaction, as with ``write(_:summary:auth:request:response:_:)``.
+    ///
+    /// `preparedAtOnce`, when given, is the same preparation when it needs nothing that
+    /// waits (reference data already in memory), or `nil` when it would: the request
+    /// socket's thread tries it first and runs `prepare` in a task only when it answers
+    /// `nil`, which spares the request a task and two hand-offs between threads.
     public static func write<Request: Decodable & Sendable, Plan: Sendable, Response: Encodable & Sendable>(
         _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema,
         prepare: @escaping @Sendable (RequestContext, Request) async throws -> Plan,
+        preparedAtOnce: (@Sendable (RequestContext, Request) throws -> Plan?)? = nil,
         _ handler: @escaping @Sendable (RequestContext, Plan, Database) throws -> Response
     ) -> ServiceOperation {
         ServiceOperation(
@@ -188,7 +211,35 @@ public struct ServiceOperation: Sendable {
                     throw error
                 }
                 return try await context.commitReply { db in try handler(context, plan, db) }
-            }, executeInline: nil)
+            }, executeInline: nil,
+            startWrite: preparedAtOnce.map { preparedAtOnce -> StartWrite in
+                { (context: RequestContext, data: JSONValue, done: @escaping @Sendable (@escaping @Sendable () throws -> Data) -> Void) throws -> Bool in
+                    let input = try decodeRequest(Request.self, from: data)
+                    let plan: Plan
+                    do {
+                        guard let prepared = try preparedAtOnce(context, input) else { return false }
+                        plan = prepared
+                    } catch where context.idempotencyKey != nil {
+                        // Maybe a retry of a request that passed then: the task looks.
+                        return false
+                    }
+                    try context.submitReply({ db in try handler(context, plan, db) }, done: done)
+                    return true
+                }
+            })
+    }
+
+    /// ``write(_:summary:auth:request:response:prepare:preparedAtOnce:_:)`` for a
+    /// preparation that never waits: it always runs on the request socket's thread.
+    public static func write<Request: Decodable & Sendable, Plan: Sendable, Response: Encodable & Sendable>(
+        _ name: String, summary: String, auth: AuthRule, request: JSONSchema, response: JSONSchema,
+        preparedAtOnce: @escaping @Sendable (RequestContext, Request) throws -> Plan,
+        _ handler: @escaping @Sendable (RequestContext, Plan, Database) throws -> Response
+    ) -> ServiceOperation {
+        write(
+            name, summary: summary, auth: auth, request: request, response: response,
+            prepare: { context, input in try preparedAtOnce(context, input) }, preparedAtOnce: { context, input in try preparedAtOnce(context, input) },
+            handler)
     }
 
     /// An operation that does async work (hashing, calls to providers or other services)

@@ -24,7 +24,8 @@ import Synchronization
 public final class WriteBatcher: Sendable {
     private struct Job: Sendable {
         let body: @Sendable (Database) throws -> any Sendable
-        let continuation: CheckedContinuation<any Sendable, any Error>
+        /// Told the outcome after the commit (or the rollback).
+        let done: @Sendable (Swift.Result<any Sendable, any Error>) -> Void
     }
 
     private struct State {
@@ -52,16 +53,28 @@ public final class WriteBatcher: Sendable {
     /// transaction has committed.
     public func write<Result: Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
         let value = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<any Sendable, any Error>) in
-            let startWriter = state.withLock { state -> Bool in
-                state.jobs.append(Job(body: { db in try body(db) }, continuation: continuation))
-                guard !state.writerRunning else { return false }
-                state.writerRunning = true
-                return true
-            }
-            if startWriter { startWriterThread() } else { queued.signal() }
+            enqueue(Job(body: { db in try body(db) }, done: { continuation.resume(with: $0) }))
         }
         guard let result = value as? Result else { throw ServiceError.internal(ref: "write-batcher") }
         return result
+    }
+
+    /// Queues `body` for the next group transaction without waiting: `done` gets its
+    /// result (or error) on the writer thread once that transaction has committed (or
+    /// failed), so it must only hand the outcome on (to a ``Mailbox``, say). For a thread
+    /// that is not a task (a request socket's), which then needs no task nor continuation.
+    public func submit(_ body: @escaping @Sendable (Database) throws -> any Sendable, done: @escaping @Sendable (Swift.Result<any Sendable, any Error>) -> Void) {
+        enqueue(Job(body: body, done: done))
+    }
+
+    private func enqueue(_ job: Job) {
+        let startWriter = state.withLock { state -> Bool in
+            state.jobs.append(job)
+            guard !state.writerRunning else { return false }
+            state.writerRunning = true
+            return true
+        }
+        if startWriter { startWriterThread() } else { queued.signal() }
     }
 
     /// The writer: one dedicated thread that takes every waiting job, runs them in one
@@ -103,10 +116,10 @@ public final class WriteBatcher: Sendable {
             } catch is PartialWrite {
                 results = try pool.write { db in Self.runInSavepoints(batch, db) }
             }
-            for (job, result) in zip(batch, results) { job.continuation.resume(with: result) }
+            for (job, result) in zip(batch, results) { job.done(result) }
         } catch {
             // The commit itself failed: nothing of the batch was written.
-            for job in batch { job.continuation.resume(throwing: error) }
+            for job in batch { job.done(.failure(error)) }
         }
     }
 

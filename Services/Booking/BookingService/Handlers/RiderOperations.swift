@@ -289,9 +289,12 @@ struct RiderOperations: Sendable {
             auth: Self.rider,
             request: .object(["cable": .string(minLength: 1, maxLength: 50), "start": .string(format: .dateTime)], required: ["cable", "start"]),
             response: BookingView.schema,
+            // The rule is applied at the moment the request arrived, not after it queued.
             prepare: { (context, input: CreateRequest) in
-                // The rule is applied at the moment the request arrived, not after it queued.
-                let park = try await state.configuration(outside: context.database())
+                try BookingPlan(input, rider: try context.requirePrincipal().userID, park: try await state.configuration(outside: context.database()), now: context.receivedAt)
+            },
+            preparedAtOnce: { (context, input: CreateRequest) in
+                guard let park = state.cachedConfiguration else { return nil }
                 return try BookingPlan(input, rider: try context.requirePrincipal().userID, park: park, now: context.receivedAt)
             }
         ) { (_, prepared: BookingPlan, db: Database) in

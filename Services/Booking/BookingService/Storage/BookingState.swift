@@ -60,9 +60,12 @@ final class BookingState: Sendable {
     /// preparation): the writer compares its ``ParkConfiguration/version`` with the one
     /// it reads in the transaction.
     func configuration(outside pool: DatabasePool) async throws -> ParkConfiguration {
-        if let cached = caches.withLock({ $0.park }) { return cached }
+        if let cached = cachedConfiguration { return cached }
         return try await pool.read { db in try self.configuration(db) }
     }
+
+    /// The park's configuration when it is in memory (no read).
+    var cachedConfiguration: ParkConfiguration? { caches.withLock { $0.park } }
 
     /// A cached availability answer for `key`, if fresh.
     func cachedAvailability(_ key: String, now: Date = Date()) -> Data? {

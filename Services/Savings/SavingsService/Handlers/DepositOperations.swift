@@ -36,7 +36,7 @@ struct DepositOperations: Sendable {
                 ["planId": PlanOperations.id, "amount": PlanOperations.amount, "date": .string(format: .date), "note": .text(maxLength: 500)],
                 required: ["planId", "amount", "date"]),
             response: Self.reply,
-            prepare: { [lastWritten] (context, input: RecordRequest) -> PreparedDeposit in
+            preparedAtOnce: { [lastWritten] (context, input: RecordRequest) -> PreparedDeposit in
                 // Worked out off the writer (the rebalanced schedule and the encoded reply were
                 // a quarter of its time) against the plan as this service's last deposit left
                 // it, when it knows it: read nothing here (a read's hand-off to a reader thread
