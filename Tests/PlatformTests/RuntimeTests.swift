@@ -109,13 +109,13 @@ struct RuntimeTests {
         defer { TestService.stagedMode.store(0, ordering: .relaxed) }
         let service = try await InProcessService(TestService.definition())
         TestService.stagedMode.store(0, ordering: .relaxed)
-        let first = try await service.call("test.staged.put", data: ["key": "a", "value": 1], idem: "s1")
+        let first = try await service.call("test.staged.put", data: ["key": "a", "value": 1], as: .user("alice"), idem: "s1")
         #expect(first.data?["preparedOn"] == "socket" && first.data?["count"] == 1)
         // Many at once: each written once, each answered its own count.
         let counts = try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<40 {
                 group.addTask {
-                    let reply = try await service.call("test.staged.put", data: ["key": .string("k\(index)"), "value": 2])
+                    let reply = try await service.call("test.staged.put", data: ["key": .string("k\(index)"), "value": 2], as: .user("alice"))
                     guard case .integer(let count)? = reply.data?["count"] else { return -1 }
                     return Int(count)
                 }
@@ -125,22 +125,43 @@ struct RuntimeTests {
         #expect(counts == Set(2...41))
         // A preparation that would have to wait runs in a task.
         TestService.stagedMode.store(1, ordering: .relaxed)
-        let waited = try await service.call("test.staged.put", data: ["key": "b", "value": 3])
+        let waited = try await service.call("test.staged.put", data: ["key": "b", "value": 3], as: .user("alice"))
         #expect(waited.data?["preparedOn"] == "task" && waited.data?["count"] == 42)
         // Refused now: a retry of a request that passed gets its first reply (the task looks
         // it up); a new request is refused, and nothing is written.
         TestService.stagedMode.store(2, ordering: .relaxed)
-        let retry = try await service.call("test.staged.put", data: ["key": "a", "value": 1], idem: "s1")
+        let retry = try await service.call("test.staged.put", data: ["key": "a", "value": 1], as: .user("alice"), idem: "s1")
         #expect(retry.ok && retry.data == first.data)
-        let refused = try await service.call("test.staged.put", data: ["key": "c", "value": 4])
+        let refused = try await service.call("test.staged.put", data: ["key": "c", "value": 4], as: .user("alice"))
         #expect(refused.error?.code == .validationFailed && refused.error?.fields["value"] == "refused now")
-        let refusedWithKey = try await service.call("test.staged.put", data: ["key": "c", "value": 4], idem: "s2")
+        let refusedWithKey = try await service.call("test.staged.put", data: ["key": "c", "value": 4], as: .user("alice"), idem: "s2")
         #expect(refusedWithKey.error?.code == .validationFailed)
         // A bad body never reaches the preparation.
         TestService.stagedMode.store(0, ordering: .relaxed)
-        let bad = try await service.call("test.staged.put", data: ["key": "", "value": 4])
+        let bad = try await service.call("test.staged.put", data: ["key": "", "value": 4], as: .user("alice"))
         #expect(bad.error?.code == .validationFailed && bad.error?.fields["key"] != nil)
         #expect(try await service.call("test.count", idempotent: true).data == 42)
+        await service.stop()
+    }
+
+    @Test("a token seen for the first time is checked off the socket thread; the next requests with it are prepared there; a forged one writes nothing")
+    func firstTokensOffTheSocketThread() async throws {
+        let key = try Ed25519PrivateKey()
+        let signer = AccessTokenSigner(keyID: "k1", key: key)
+        let service = try await InProcessService(TestService.definition(), verifier: AccessTokenVerifier(keys: ["k1": key.publicKey]))
+        let now = Int64(Date().timeIntervalSince1970)
+        let token = try signer.token(for: AccessTokenClaims(
+            userID: "usr_1", roles: ["recipient"], activeRole: "recipient", sessionID: "ses_1", issuedAt: now, expiresAt: now + 300))
+        func put(_ key: String, token: String) async throws -> Reply.Parsed {
+            try await service.client.call("test.staged.put", data: ["key": .string(key), "value": 1], token: token, idem: nil, idempotent: false)
+        }
+        #expect(try await put("a", token: token).data?["preparedOn"] == "task")
+        #expect(try await put("b", token: token).data?["preparedOn"] == "socket")
+        // Another key's signature on the same claims: refused, whichever thread checks it.
+        let forged = try AccessTokenSigner(keyID: "k1", key: try Ed25519PrivateKey()).token(for: AccessTokenClaims(
+            userID: "usr_1", roles: ["recipient"], activeRole: "recipient", sessionID: "ses_1", issuedAt: now, expiresAt: now + 300))
+        for _ in 0..<2 { #expect(try await put("c", token: forged).error?.code == .unauthenticated) }
+        #expect(try await service.call("test.count", idempotent: true).data == 2)
         await service.stop()
     }
 

@@ -63,7 +63,7 @@ enum TestService {
                 },
                 // A write in two steps, whose preparation may run on the socket thread.
                 .write(
-                    "\(name).staged.put", summary: "Stores an item, prepared on the socket thread or in a task.", auth: .public,
+                    "\(name).staged.put", summary: "Stores an item, prepared on the socket thread or in a task.", auth: .authenticated,
                     request: putSchema,
                     response: .object(["count": .integer(minimum: 0), "preparedOn": .string()], required: ["count", "preparedOn"]),
                     prepare: { (_, input: Put) async throws -> (Put, String) in

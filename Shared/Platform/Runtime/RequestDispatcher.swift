@@ -112,6 +112,13 @@ public final class RequestDispatcher: Sendable {
         operations[op]?.startWrite != nil
     }
 
+    /// Whether the request's token, if it has one, is checked without a signature check:
+    /// a socket thread prepares only such requests itself.
+    public func checksAtOnce(_ request: RequestEnvelope) -> Bool {
+        guard let token = request.token, let operation = operations[request.op], operation.auth != .public else { return true }
+        return verifier.verifiesAtOnce(token)
+    }
+
     /// How ``startWrite(_:done:)`` went.
     public enum WriteStart: Sendable {
         /// Queued for the writer: `done` will be called.

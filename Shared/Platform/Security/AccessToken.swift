@@ -165,6 +165,10 @@ public final class AccessTokenVerifier: TokenVerifier, Sendable {
         revokedSessions.withLock { $0.sessions[session] } != nil
     }
 
+    public func verifiesAtOnce(_ token: String) -> Bool {
+        cache.withLock { $0[token] != nil }
+    }
+
     private func verifySignature(_ token: String) throws(ServiceError) -> AccessTokenClaims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard token.utf8.count <= 4_096, parts.count == 3,
