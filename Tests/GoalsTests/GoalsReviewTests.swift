@@ -293,6 +293,36 @@ struct GoalsReviewTests {
         }
     }
 
+    @Test("new goals and comments are bounded per user in any 24 hours: rate_limited with the wait, others unaffected")
+    func dailyAllowances() async throws {
+        try await Flow.with { goals in
+            for _ in 0..<DailyAllowance.goals.limit {
+                let goal = try await Flow.ok(goals, "goals.create", ["type": "marathon"], as: Flow.user("loop"))
+                try await Flow.ok(goals, "goals.withdraw", ["goalId": goal["id"]!], as: Flow.user("loop"))
+            }
+            let refused = try await goals.call("goals.create", data: ["type": "marathon"], as: Flow.user("loop"))
+            #expect(refused.error?.code == .rateLimited)
+            let wait = refused.error?.details["retryAfterMs"]?.integerValue ?? 0
+            #expect(wait > 86_000_000 && wait <= 86_400_000, "\(wait)")
+            try await Flow.ok(goals, "goals.create", ["type": "marathon"], as: Flow.user("other"))
+
+            _ = try await Flow.activeGoal(goals, recipient: "talk", sponsor: "listener")
+            for start in stride(from: 0, to: DailyAllowance.comments.limit, by: 50) {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for index in start..<start + 50 {
+                        group.addTask { try await Flow.ok(goals, "goals.comments.add", ["with": "listener", "text": .string("c\(index)")], as: Flow.user("talk")) }
+                    }
+                    try await group.waitForAll()
+                }
+            }
+            let silenced = try await goals.call("goals.comments.add", data: ["with": "listener", "text": "one more"], as: Flow.user("talk"))
+            #expect(silenced.error?.code == .rateLimited && silenced.error?.details["retryAfterMs"] != nil)
+            try await Flow.ok(goals, "goals.comments.add", ["with": "talk", "text": "my turn"], as: Flow.user("listener"))
+            let feed = try await Flow.ok(goals, "goals.feed", ["with": "listener", "limit": 100], as: Flow.user("talk"))
+            #expect(!"\(feed)".contains("one more"))
+        }
+    }
+
     @Test("a like needs the offer still live: a withdrawn pair's feed is read, not written to")
     func noLikeAfterWithdrawal() async throws {
         try await Flow.with { goals in

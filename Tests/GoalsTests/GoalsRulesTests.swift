@@ -261,3 +261,18 @@ struct GoalsRulesTests {
         #expect(test.problems(of: ["meals_work_days": "three", "meals_weekend_days": "brunch", "x": "y"])["answers.x"] != nil)
     }
 }
+
+@Suite("Goals: daily allowances")
+struct DailyAllowanceTests {
+    @Test("one more write is allowed until the limit-th latest of the window; then the wait is until it leaves the window")
+    func waits() {
+        let allowance = DailyAllowance(limit: 3, window: 100)
+        let now = Date(timeIntervalSince1970: 1_000)
+        #expect(allowance.windowStart(at: now) == Date(timeIntervalSince1970: 900))
+        #expect(allowance.wait(limitthLatest: nil, at: now) == nil)
+        #expect(allowance.wait(limitthLatest: Date(timeIntervalSince1970: 950), at: now) == 50_000)
+        #expect(allowance.wait(limitthLatest: Date(timeIntervalSince1970: 900.0004), at: now) == 1)
+        #expect(allowance.wait(limitthLatest: Date(timeIntervalSince1970: 1_000), at: now) == 100_000)
+        #expect(DailyAllowance.goals.window == 86_400 && DailyAllowance.comments.limit == 500)
+    }
+}

@@ -26,10 +26,17 @@ struct GoalOperations: Sendable {
         var settings: [String: JSONValue]?
     }
 
+    /// The `allowance.limit`-th latest of the user's writes in its window, by `sql` (user,
+    /// window start, offset), when there are that many (``DailyAllowance``).
+    static func limitthLatest(_ db: Database, sql: String, user: String, _ allowance: DailyAllowance, at now: Date) throws -> Date? {
+        try String.fetchOne(db.cachedStatement(sql: sql), arguments: [user, Instant.format(allowance.windowStart(at: now)), allowance.limit - 1])
+            .flatMap(Instant.parse)
+    }
+
     var create: ServiceOperation {
         .write(
             "goals.create",
-            summary: "Creates the caller's goal from a goal type and its settings (checked against the type's current form, whose version the goal keeps). A recipient has one open goal (draft, proposed or active) at a time: another is conflict `open_goal_exists`. Admins are told (inbox, event goals.created).",
+            summary: "Creates the caller's goal from a goal type and its settings (checked against the type's current form, whose version the goal keeps). A recipient has one open goal (draft, proposed or active) at a time: another is conflict `open_goal_exists`; at most 20 new goals in any 24 hours (`rate_limited` with `retryAfterMs`). Admins are told (inbox, event goals.created).",
             auth: Self.recipient,
             request: .object(["type": Self.id, "settings": Self.settings], required: ["type"]), response: Self.goalResponse
         ) { (context, input: CreateRequest, db: Database) in
@@ -45,6 +52,11 @@ struct GoalOperations: Sendable {
                 error.details["state"] = .string(open)
                 throw error
             }
+            try DailyAllowance.goals.check(
+                limitthLatest: try Self.limitthLatest(
+                    db, sql: "SELECT created_at FROM goal WHERE recipient_id = ? AND created_at >= ? ORDER BY created_at DESC LIMIT 1 OFFSET ?",
+                    user: principal.userID, DailyAllowance.goals, at: context.receivedAt),
+                at: context.receivedAt, "new goals")
             let now = Instant.format(context.receivedAt)
             let id = RecordID.make(prefix: "goal", at: context.receivedAt)
             try db.cachedStatement(sql: """
