@@ -62,6 +62,10 @@ struct RemindersFlowTests {
             // The same create again (a lost reply, an offline queue) is the same reminder.
             let again = try await Self.ok(service, "reminders.create", data)
             #expect(again["id"] == made["id"] && again["version"] == 1)
+            // Lead times are a set: another order, or one twice, is the same create.
+            var reordered = data.objectValue ?? [:]
+            reordered["alerts"] = [0, 15, 0]
+            #expect(try await Self.ok(service, "reminders.create", .object(reordered))["version"] == 1)
             #expect(try await Self.count(service, "SELECT COUNT(*) FROM reminder") == 1)
             // The same id with other content: conflict, never a second row.
             var other = data.objectValue ?? [:]

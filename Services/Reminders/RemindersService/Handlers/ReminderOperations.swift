@@ -63,6 +63,12 @@ struct ReminderOperations: Sendable {
         guard case .object(var members) = data else { return Digest.sha256Hex(data.serialized) }
         members["editedAt"] = nil
         members["deviceZone"] = nil
+        // Lead times are a set (AlertPlan keeps them sorted, once each): their order or a
+        // repeat does not make another create.
+        if case .array(let alerts)? = members["alerts"] {
+            let leads = alerts.compactMap(\.integerValue)
+            if leads.count == alerts.count { members["alerts"] = .array(Set(leads).sorted().map(JSONValue.integer)) }
+        }
         return Digest.sha256Hex(JSONValue.object(members).serialized)
     }
 
