@@ -306,7 +306,7 @@ struct GoalsReviewTests {
             #expect(wait > 86_000_000 && wait <= 86_400_000, "\(wait)")
             try await Flow.ok(goals, "goals.create", ["type": "marathon"], as: Flow.user("other"))
 
-            _ = try await Flow.activeGoal(goals, recipient: "talk", sponsor: "listener")
+            let (talking, _) = try await Flow.activeGoal(goals, recipient: "talk", sponsor: "listener")
             for start in stride(from: 0, to: DailyAllowance.comments.limit, by: 50) {
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for index in start..<start + 50 {
@@ -318,6 +318,15 @@ struct GoalsReviewTests {
             let silenced = try await goals.call("goals.comments.add", data: ["with": "listener", "text": "one more"], as: Flow.user("talk"))
             #expect(silenced.error?.code == .rateLimited && silenced.error?.details["retryAfterMs"] != nil)
             try await Flow.ok(goals, "goals.comments.add", ["with": "talk", "text": "my turn"], as: Flow.user("listener"))
+            // An offer's comment is a text for a feed too: refused before anything is written;
+            // the same offer without one goes through.
+            try await Flow.sponsor(goals, "third")
+            let offer: JSONValue = ["goalId": .string(talking), "sponsor": "third", "reward": ["text": "x"], "comment": "and you?"]
+            let quiet = try await goals.call("goals.propose", data: offer, as: Flow.user("talk"))
+            #expect(quiet.error?.code == .rateLimited)
+            var plain = offer.objectValue ?? [:]
+            plain["comment"] = nil
+            try await Flow.ok(goals, "goals.propose", .object(plain), as: Flow.user("talk"))
             let feed = try await Flow.ok(goals, "goals.feed", ["with": "listener", "limit": 100], as: Flow.user("talk"))
             #expect(!"\(feed)".contains("one more"))
         }

@@ -66,6 +66,16 @@ struct RemindersFlowTests {
             var reordered = data.objectValue ?? [:]
             reordered["alerts"] = [0, 15, 0]
             #expect(try await Self.ok(service, "reminders.create", .object(reordered))["version"] == 1)
+            // A digest stored before that (of the alerts as sent) still knows its create.
+            let legacy: JSONValue = ["id": "legacy-digest-1", "title": "T", "start": "2027-03-10T09:00", "alerts": [15, 0, 60]]
+            try await Self.ok(service, "reminders.create", legacy)
+            try await service.runtime.pool.write { db in
+                try db.execute(
+                    sql: "UPDATE reminder SET create_hash = ? WHERE id = 'legacy-digest-1'",
+                    arguments: [Digest.sha256Hex(legacy.serialized)])
+            }
+            #expect(try await Self.ok(service, "reminders.create", legacy)["id"] == "legacy-digest-1")
+            try await Self.ok(service, "reminders.purge", ["id": "legacy-digest-1"])
             #expect(try await Self.count(service, "SELECT COUNT(*) FROM reminder") == 1)
             // The same id with other content: conflict, never a second row.
             var other = data.objectValue ?? [:]

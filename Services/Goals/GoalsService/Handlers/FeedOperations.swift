@@ -74,7 +74,7 @@ struct FeedOperations: Sendable {
     var comment: ServiceOperation {
         .write(
             "goals.comments.add",
-            summary: "Posts a comment on the feed shared `with` the other side (about `goalId`, by default the latest goal the two share). The other side is told (event goals.comment.added). At most 500 comments by one author in any 24 hours (`rate_limited` with `retryAfterMs`).",
+            summary: "Posts a comment on the feed shared `with` the other side (about `goalId`, by default the latest goal the two share). The other side is told (event goals.comment.added). At most 500 texts to feeds (comments, offers' comments) by one author in any 24 hours (`rate_limited` with `retryAfterMs`).",
             auth: .authenticated,
             request: .object(
                 ["with": GoalOperations.id, "goalId": GoalOperations.id, "text": .text(minLength: 1, maxLength: 2_000)], required: ["with", "text"]),
@@ -82,11 +82,7 @@ struct FeedOperations: Sendable {
         ) { (context, input: CommentRequest, db: Database) -> ActivityFeed.Entry in
             let me = try context.requirePrincipal().userID
             guard !input.text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw ServiceError.invalid("text", "must not be blank") }
-            try DailyAllowance.comments.check(
-                limitthLatest: try GoalOperations.limitthLatest(
-                    db, sql: "SELECT created_at FROM feed_entry WHERE actor_id = ? AND kind = 'comment' AND created_at >= ? ORDER BY created_at DESC LIMIT 1 OFFSET ?",
-                    user: me, DailyAllowance.comments, at: context.receivedAt),
-                at: context.receivedAt, "comments")
+            try GoalOperations.requireRoomToSay(db, input.text, user: me, at: context.receivedAt)
             // A deleted sponsor (`deleted:<sponsorship>`) reads no more comments.
             guard !input.with.hasPrefix("deleted:") else { throw ServiceError.notFound("no feed with this user") }
             // The goal named decides the feed (two people may sponsor each other).

@@ -33,6 +33,18 @@ struct GoalOperations: Sendable {
             .flatMap(Instant.parse)
     }
 
+    /// Refuses, `rate_limited`, a text for the pair's feed (a comment, or the comment of an
+    /// offer, an answer, a revision or a withdrawal) past the author's daily allowance
+    /// (``DailyAllowance/comments``); an absent or empty text is not counted.
+    static func requireRoomToSay(_ db: Database, _ text: String?, user: String, at now: Date) throws {
+        guard let text, !text.isEmpty else { return }
+        try DailyAllowance.comments.check(
+            limitthLatest: try limitthLatest(
+                db, sql: "SELECT created_at FROM feed_entry WHERE actor_id = ? AND text IS NOT NULL AND created_at >= ? ORDER BY created_at DESC LIMIT 1 OFFSET ?",
+                user: user, DailyAllowance.comments, at: now),
+            at: now, "comments")
+    }
+
     var create: ServiceOperation {
         .write(
             "goals.create",
@@ -99,6 +111,7 @@ struct GoalOperations: Sendable {
             response: SponsorshipView.schema
         ) { (context, input: ProposeRequest, db: Database) in
             let principal = try context.requirePrincipal()
+            try Self.requireRoomToSay(db, input.comment, user: principal.userID, at: context.receivedAt)
             let reward = try input.reward.parsed(field: "reward")
             let goal = try GoalAccess.ownGoal(db, input.goalId, for: principal)
             guard input.sponsor != principal.userID else { throw ServiceError.invalid("sponsor", "you cannot sponsor your own goal") }
@@ -158,6 +171,7 @@ struct GoalOperations: Sendable {
             response: SponsorshipView.schema
         ) { (context, input: AnswerRequest, db: Database) in
             let principal = try context.requirePrincipal()
+            try Self.requireRoomToSay(db, input.comment, user: principal.userID, at: context.receivedAt)
             let sponsorship = try GoalAccess.sponsorshipAsSponsor(db, input.sponsorshipId, for: principal)
             guard let goal = try GoalRow.load(db, id: sponsorship.goalID) else { throw ServiceError.notFound("no such offer") }
             try Self.requireRound(input.round, of: sponsorship)
@@ -192,6 +206,7 @@ struct GoalOperations: Sendable {
             response: SponsorshipView.schema
         ) { (context, input: RejectRequest, db: Database) in
             let principal = try context.requirePrincipal()
+            try Self.requireRoomToSay(db, input.comment, user: principal.userID, at: context.receivedAt)
             switch input.kind {
             case .counterGoal where input.type == nil: throw ServiceError.invalid("type", "a counter-proposal names a goal type")
             case .askNewGoal where input.type != nil: throw ServiceError.invalid("type", "only a counter-proposal names a goal type")
@@ -243,6 +258,7 @@ struct GoalOperations: Sendable {
             response: SponsorshipView.schema
         ) { (context, input: ReviseRequest, db: Database) in
             let principal = try context.requirePrincipal()
+            try Self.requireRoomToSay(db, input.comment, user: principal.userID, at: context.receivedAt)
             let saysSomething = input.comment.map { !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty } ?? false
             guard input.type != nil || input.settings != nil || input.reward != nil || saysSomething else {
                 throw ServiceError.invalid("data", "give a type, settings, reward or comment")
@@ -310,6 +326,7 @@ struct GoalOperations: Sendable {
             response: SponsorshipView.schema
         ) { (context, input: AnswerRequest, db: Database) in
             let principal = try context.requirePrincipal()
+            try Self.requireRoomToSay(db, input.comment, user: principal.userID, at: context.receivedAt)
             let sponsorship = try GoalAccess.sponsorshipAsRecipient(db, input.sponsorshipId, for: principal)
             guard let goal = try GoalRow.load(db, id: sponsorship.goalID) else { throw ServiceError.notFound("no such offer") }
             let next = try GoalLifecycle.next(after: .withdraw, from: sponsorship.state, goal: goal.state).mapError(\.serviceError).get()

@@ -239,9 +239,9 @@ enum GoalsMigrations {
                 """)
             try GoalsCatalogSeed.insert(db, at: Instant.format(Date()))
         }
-        // A user's comments in the last 24 hours (DailyAllowance.comments).
+        // What a user wrote to feeds in the last 24 hours (DailyAllowance.comments).
         migrator.registerMigration("goals-2") { db in
-            try db.execute(sql: "CREATE INDEX feed_entry_comment_actor ON feed_entry(actor_id, created_at) WHERE kind = 'comment'")
+            try db.execute(sql: "CREATE INDEX feed_entry_text_actor ON feed_entry(actor_id, created_at) WHERE text IS NOT NULL")
         }
     }
 }

@@ -36,7 +36,8 @@ struct ReminderOperations: Sendable {
                 // The same create again (its reply lost, sent again after other devices
                 // changed, archived or restored the reminder): the reminder as it is now.
                 let original = try String.fetchOne(db, sql: "SELECT create_hash FROM reminder WHERE rowid = ?", arguments: [existing.rowID])
-                guard original.map({ $0 == createHash }) ?? (existing.content == content) else {
+                // A digest stored before lead times were taken as a set is of the alerts as sent.
+                guard original.map({ $0 == createHash || $0 == Self.createHash(context.data, alertsAsSent: true) }) ?? (existing.content == content) else {
                     throw ServiceError.conflict("this id names another reminder", reason: "id_taken")
                 }
                 return try ReminderView(db, existing, clock: try UserClock.load(db, user: user))
@@ -59,13 +60,13 @@ struct ReminderOperations: Sendable {
     /// What a create asked for, as a digest of its `data` in canonical form (keys sorted)
     /// without what differs between sendings of the same create (the device's zone and
     /// clock at the time it was sent).
-    static func createHash(_ data: JSONValue) -> String {
+    static func createHash(_ data: JSONValue, alertsAsSent: Bool = false) -> String {
         guard case .object(var members) = data else { return Digest.sha256Hex(data.serialized) }
         members["editedAt"] = nil
         members["deviceZone"] = nil
         // Lead times are a set (AlertPlan keeps them sorted, once each): their order or a
         // repeat does not make another create.
-        if case .array(let alerts)? = members["alerts"] {
+        if !alertsAsSent, case .array(let alerts)? = members["alerts"] {
             let leads = alerts.compactMap(\.integerValue)
             if leads.count == alerts.count { members["alerts"] = .array(Set(leads).sorted().map(JSONValue.integer)) }
         }
