@@ -10,6 +10,14 @@ import Testing
 /// Issue "Auth hardening": one regression test per finding of the review.
 @Suite("Auth hardening")
 struct AuthHardeningTests {
+    /// Starts a phone sign-in (its proof of work solved) and returns the code the fake SMS
+    /// gateway got.
+    static func sentCode(_ auth: InProcessService, to phone: String) async throws -> String {
+        let started = try await auth.client.call("auth.phone.start", data: ["phone": .string(phone), "challenge": try await AuthFlowTests.solvedChallenge(auth)])
+        #expect(started.ok, "\(started.error.map { "\($0.code): \($0.message)" } ?? "")")
+        return try await AuthFixtures.code(to: phone, dataDirectory: auth.dataDirectory)
+    }
+
     // MARK: Probing at registration
 
     @Test("one solved challenge tells at most once that an email is taken, and is spent by the refusal")
@@ -81,10 +89,7 @@ struct AuthHardeningTests {
     @Test("a guessed sign-in code tells nothing: the same answer whether a code was sent to the number or not, and after five wrong ones")
     func guessedCodesTellNothing() async throws {
         try await AuthFlowTests.inProcess { auth in
-            let started = try await auth.client.call(
-                "auth.phone.start", data: ["phone": "+375290000011", "challenge": try await AuthFlowTests.solvedChallenge(auth)])
-            #expect(started.ok)
-            let code = try await AuthFixtures.code(to: "+375290000011", dataDirectory: auth.dataDirectory)
+            let code = try await Self.sentCode(auth, to: "+375290000011")
             let guess = code == "000000" ? "111111" : "000000"
             func verify(_ phone: String, _ code: String) async throws -> ServiceError? {
                 try await auth.client.call("auth.phone.verify", data: ["phone": .string(phone), "code": .string(code), "profile": ["firstName": "Ivan", "lastName": "Rider"]]).error
@@ -102,10 +107,7 @@ struct AuthHardeningTests {
     @Test("an account without a password confirms a change with a code sent to its current number")
     func passwordlessChangeNeedsCurrentContact() async throws {
         try await AuthFlowTests.inProcess { auth in
-            let started = try await auth.client.call(
-                "auth.phone.start", data: ["phone": "+375290000001", "challenge": try await AuthFlowTests.solvedChallenge(auth)])
-            #expect(started.ok)
-            let signInCode = try await AuthFixtures.code(to: "+375290000001", dataDirectory: auth.dataDirectory)
+            let signInCode = try await Self.sentCode(auth, to: "+375290000001")
             let verified = try await auth.client.call(
                 "auth.phone.verify", data: ["phone": "+375290000001", "code": .string(signInCode), "profile": ["firstName": "Ivan", "lastName": "Rider"]])
             let token = try #require(verified.data?["accessToken"]?.stringValue)
@@ -169,9 +171,7 @@ struct AuthHardeningTests {
     func deletionCodesAreCapped() async throws {
         try await AuthFlowTests.inProcess(settings: { $0.codeResendInterval = 0 }) { auth in
             let phone = "+375290000077"
-            let started = try await auth.client.call("auth.phone.start", data: ["phone": .string(phone), "challenge": try await AuthFlowTests.solvedChallenge(auth)])
-            #expect(started.ok)
-            let signInCode = try await AuthFixtures.code(to: phone, dataDirectory: auth.dataDirectory)
+            let signInCode = try await Self.sentCode(auth, to: phone)
             let verified = try await auth.client.call(
                 "auth.phone.verify", data: ["phone": .string(phone), "code": .string(signInCode), "profile": ["firstName": "Ivan", "lastName": "Rider"]])
             let token = try #require(verified.data?["accessToken"]?.stringValue)

@@ -149,11 +149,7 @@ public struct RequestContext: Sendable {
     /// ``commit(_:)`` for a `.write` operation: returns the reply's JSON bytes. Without
     /// `idem` the result is encoded after the commit, off the writer.
     func commitReply<Result: Encodable & Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Data {
-        switch try await commitStoringReply(body) {
-        case .fresh(_, let encoded?): return encoded
-        case .fresh(let result, nil): return try WireJSON.encode(result)
-        case .replayed(let stored): return stored
-        }
+        try await commitStoringReply(body).replyData()
     }
 
     /// What a commit gave: a new result (with its encoded reply when it was stored for
@@ -215,12 +211,7 @@ public struct RequestContext: Sendable {
         batcher.submit({ db in try job(db) }) { result in
             done {
                 switch result {
-                case .success(let value as CommitOutcome<Result>):
-                    switch value {
-                    case .fresh(_, let encoded?): return encoded
-                    case .fresh(let result, nil): return try WireJSON.encode(result)
-                    case .replayed(let stored): return stored
-                    }
+                case .success(let value as CommitOutcome<Result>): return try value.replyData()
                 case .success: throw ServiceError.internal(ref: "write-batcher")
                 case .failure(let error): throw error
                 }
@@ -233,4 +224,15 @@ extension ServiceError {
     /// An `idem` key reused with another operation or body.
     public static let idempotencyConflict = ServiceError.conflict(
         "this idempotency key was already used for a different request", reason: "idempotency_key_reused")
+}
+
+extension RequestContext.CommitOutcome where Result: Encodable {
+    /// The reply's `data`: as stored with the write or by the earlier request, else encoded now.
+    func replyData() throws -> Data {
+        switch self {
+        case .fresh(_, let encoded?): return encoded
+        case .fresh(let result, nil): return try WireJSON.encode(result)
+        case .replayed(let stored): return stored
+        }
+    }
 }

@@ -238,7 +238,7 @@ public struct ServiceOperation: Sendable {
     ) -> ServiceOperation {
         write(
             name, summary: summary, auth: auth, request: request, response: response,
-            prepare: { context, input in try preparedAtOnce(context, input) }, preparedAtOnce: { context, input in try preparedAtOnce(context, input) },
+            prepare: { context, input in try preparedAtOnce(context, input) }, preparedAtOnce: preparedAtOnce,
             handler)
     }
 
