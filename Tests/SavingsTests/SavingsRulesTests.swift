@@ -277,6 +277,55 @@ struct SavingsShortcutTests {
         }
     }
 
+    /// The rebalanced rest as the rule says it, every installment listed: the series'
+    /// dates from the first one still due, the rest shared over them (equal weights, or the
+    /// amount per interval with the rest last, spread evenly instead when that ends after
+    /// the deadline). The oracle of ``restMadeFromItsIndex()``.
+    static func listedRest(_ terms: PlanTerms, saved: Int64, from: LocalDate) -> [Installment]? {
+        let remaining = terms.target - saved
+        guard remaining > 0 else { return nil }
+        let first = terms.interval.firstIndex(onOrAfter: from, from: terms.start)
+        func evenly(through last: LocalDate) -> [Installment]? {
+            let dates = terms.interval.dates(from: terms.start, fromIndex: first, through: last, limit: SavingsSchedule.maximumInstallments)
+            guard !dates.isEmpty else { return nil }
+            let used = Int(min(Int64(dates.count), remaining))
+            let amounts = SavingsSchedule.allocate(remaining, weights: Array(repeating: 1, count: used), largestLast: true)
+            return SavingsSchedule.schedule(Array(dates.prefix(used)), amounts, startingAt: saved)
+        }
+        if terms.method == .equal { return terms.deadline.flatMap(evenly(through:)) }
+        guard let each = terms.amountPerInterval, var rest = SavingsSchedule.amountsOf(each, toReach: remaining, from: terms.start, interval: terms.interval, fromIndex: first)
+        else { return nil }
+        for index in rest.indices { rest[index].cumulative += saved }
+        if let deadline = terms.deadline, let end = rest.last?.date, end > deadline { return evenly(through: deadline) }
+        return rest
+    }
+
+    @Test("a rebalanced rest made from each installment's index is the rest listed in full, for equal, income and fixed-amount plans")
+    func restMadeFromItsIndex() async {
+        let methods: [SavingMethod] = [.equal, .incomePercent, .fixedAmount]
+        await propertyCheck(
+            count: 500, input: Gen.int64(in: 1...1_000_000_000), Gen.int(in: 0...3_000), Gen<SavingInterval>.case, Gen.int(in: 0...2),
+            Gen.int(in: 0...3_200), Gen.int64(in: 1...100_000_000)
+        ) { target, span, interval, methodIndex, day, each in
+            let method = methods[methodIndex]
+            let start = SavingsRulesTests.today
+            let terms = PlanTerms(
+                method: method, target: target, start: start, deadline: method == .equal || span % 2 == 0 ? start.adding(days: span) : nil,
+                interval: interval, income: each * 3, percent: 34, amount: each)
+            let saved = target - target / Int64(1 + day % 7)
+            let today = start.adding(days: day)
+            let outcome = PlanRebalance.remaining(terms, saved: saved, lastDeposit: nil, today: today)
+            switch (outcome, Self.listedRest(terms, saved: saved, from: today)) {
+            case (.onSchedule(let series), .some(let listed)):
+                #expect(Array(series) == listed)
+                #expect(series.count == listed.count && series.last == listed.last && Array(series.prefix(3)) == Array(listed.prefix(3)))
+            case (.completed, _): #expect(saved >= target)
+            case (.unreachable, .none): break
+            default: Issue.record("\(outcome) against \(String(describing: Self.listedRest(terms, saved: saved, from: today)?.count))")
+            }
+        }
+    }
+
     @Test("counting and listing a series' dates agrees with computing each date from the start")
     func seriesDates() async {
         await propertyCheck(count: 300, input: Gen.int(in: 0...3_000), Gen.int(in: 0...400), Gen<SavingInterval>.case, Gen.int(in: 0...60)) { offset, span, interval, from in

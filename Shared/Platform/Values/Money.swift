@@ -187,10 +187,11 @@ public struct Money: Codable, Sendable, Hashable, CustomStringConvertible, JSONW
 
     /// `{"currency":...,"minor":...}`, as ``json`` serializes.
     public func writeJSON(to output: inout [UInt8]) {
-        var object = JSONObjectWriter(capacity: 40)
+        // In place: a reply writes several amounts, none needs a buffer of its own.
+        var object = JSONObjectWriter(taking: &output)
         object.field("currency", currency.code)
         object.field("minor", minor)
-        object.finish(into: &output)
+        object.finish(returningTo: &output)
     }
 
     /// The schema of a money value: the contract's shape, amounts within ±10^12 minor

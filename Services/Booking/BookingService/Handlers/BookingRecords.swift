@@ -52,7 +52,7 @@ struct BookingView: Codable, Sendable, Equatable, JSONWritable {
     /// The reply's bytes, written directly (keys sorted, as ``json`` serializes): a booking
     /// is encoded for every create, and with `idem` inside the write transaction.
     func writeJSON(to output: inout [UInt8]) {
-        var object = JSONObjectWriter(capacity: 512)
+        var object = JSONObjectWriter(taking: &output)
         object.field("cable", cable)
         object.field("cancelledAt", cancelledAt)
         object.field("createdAt", createdAt)
@@ -68,7 +68,7 @@ struct BookingView: Codable, Sendable, Equatable, JSONWritable {
         object.field("start", start)
         object.field("status", status)
         object.field("userId", userId)
-        object.finish(into: &output)
+        object.finish(returningTo: &output)
     }
 
     var json: JSONValue {

@@ -62,7 +62,7 @@ public struct InstallmentReminder: Sendable, Hashable {
     public var at: Date
 
     /// The first of `installments` (in date order) whose reminder is after `now`.
-    public static func next(_ installments: [Installment], time: LocalTime, clock: ZoneClock, after now: Date) -> InstallmentReminder? {
+    public static func next(_ installments: some Collection<Installment>, time: LocalTime, clock: ZoneClock, after now: Date) -> InstallmentReminder? {
         let today = clock.localDate(of: now)
         for installment in installments where installment.date >= today {
             guard let at = clock.instant(installment.date, time) else { continue }
@@ -74,7 +74,7 @@ public struct InstallmentReminder: Sendable, Hashable {
     /// The installment due on `now`'s local date whose reminder time has come, if any: what a
     /// timer firing at `now` reminds of (late timers, after a restart, remind only of
     /// today's installment, never of missed ones).
-    public static func due(_ installments: [Installment], time: LocalTime, clock: ZoneClock, at now: Date) -> Installment? {
+    public static func due(_ installments: some Collection<Installment>, time: LocalTime, clock: ZoneClock, at now: Date) -> Installment? {
         let today = clock.localDate(of: now)
         guard let first = installments.first(where: { $0.date >= today }), first.date == today,
             let at = clock.instant(first.date, time), at <= now

@@ -10,7 +10,7 @@ public enum PlanRebalance {
         /// The target is reached.
         case completed
         /// The installments still due, summing exactly to what remains.
-        case onSchedule([Installment])
+        case onSchedule(InstallmentSeries)
         /// No installment date is left before the deadline: the plan cannot reach its
         /// target in time. `nearestDeadline` is the first date it could: the next date of
         /// its series, for the whole remainder at once.
@@ -35,34 +35,47 @@ public enum PlanRebalance {
         guard remaining > 0 else { return .completed }
         var from = start
         if let lastDeposit, lastDeposit >= from { from = lastDeposit.adding(days: 1) }
-        let firstIndex = terms.interval.firstIndex(onOrAfter: from, from: terms.start)
-        let next = terms.interval.date(firstIndex, from: terms.start)
+        let interval = terms.interval
+        let firstIndex = interval.firstIndex(onOrAfter: from, from: terms.start)
+        let next = interval.date(firstIndex, from: terms.start)
+        /// How many of the series' dates from `firstIndex` fall on or before `last`.
+        func datesLeft(through last: LocalDate) -> Int {
+            min(SavingsSchedule.maximumInstallments, max(0, interval.count(from: terms.start, through: last) - firstIndex))
+        }
+        /// The rest spread evenly over the first of `dates` dates (fewer units left than
+        /// dates: one unit on each of the first dates finishes it).
+        func evenly(over dates: Int) -> Outcome {
+            let used = Int(min(Int64(dates), remaining))
+            return .onSchedule(InstallmentSeries(interval, from: terms.start, firstIndex: firstIndex, count: used, shares: .even(remaining, count: used), after: saved))
+        }
         if terms.method.spreadsToDeadline {
             let planned = plannedCount(terms)
-            let last = terms.deadline ?? terms.interval.date(planned - 1, from: terms.start)
-            let dates = terms.interval.dates(
-                from: terms.start, fromIndex: firstIndex, through: last, limit: SavingsSchedule.maximumInstallments)
-            guard !dates.isEmpty else { return .unreachable(remaining: remaining, nearestDeadline: next) }
-            // Fewer units left than dates: one unit on each of the first dates finishes it.
-            let used = Int(min(Int64(dates.count), remaining))
+            let last = terms.deadline ?? interval.date(planned - 1, from: terms.start)
+            let dates = datesLeft(through: last)
+            guard dates > 0 else { return .unreachable(remaining: remaining, nearestDeadline: next) }
+            // Equal weights: each installment from its index (the same split as below).
+            if terms.method == .equal { return evenly(over: dates) }
+            let used = Int(min(Int64(dates), remaining))
             let weights = SavingsSchedule.weights(terms.method, count: used, fromIndex: firstIndex, of: max(planned, firstIndex + used))
             let amounts = SavingsSchedule.allocate(remaining, weights: weights, largestLast: terms.method != .fiftyTwoWeekReverse)
-            return .onSchedule(SavingsSchedule.schedule(Array(dates.prefix(used)), amounts, startingAt: saved))
+            let listed = interval.dates(from: terms.start, fromIndex: firstIndex, through: last, limit: used)
+            return .onSchedule(InstallmentSeries(listing: SavingsSchedule.schedule(listed, amounts, startingAt: saved)))
         }
-        guard let each = terms.amountPerInterval, each >= 1,
-            var rest = SavingsSchedule.amountsOf(each, toReach: remaining, from: terms.start, interval: terms.interval, fromIndex: firstIndex)
-        else { return .unreachable(remaining: remaining, nearestDeadline: next) }
-        for index in rest.indices { rest[index].cumulative += saved }
-        if let deadline = terms.deadline, let end = rest.last?.date, end > deadline {
+        // The amount per interval until the rest is reached, the last one smaller.
+        guard let each = terms.amountPerInterval, each >= 1 else { return .unreachable(remaining: remaining, nearestDeadline: next) }
+        let count = (remaining + each - 1) / each
+        guard count <= Int64(SavingsSchedule.maximumInstallments) else { return .unreachable(remaining: remaining, nearestDeadline: next) }
+        let end = interval.date(firstIndex + Int(count) - 1, from: terms.start)
+        if let deadline = terms.deadline, end > deadline {
             // Saving the same amount would finish late: the rest spread evenly before the deadline, if any date is left.
-            let dates = terms.interval.dates(
-                from: terms.start, fromIndex: firstIndex, through: deadline, limit: SavingsSchedule.maximumInstallments)
-            guard !dates.isEmpty else { return .unreachable(remaining: remaining, nearestDeadline: next) }
-            let used = Int(min(Int64(dates.count), remaining))
-            let amounts = SavingsSchedule.allocate(remaining, weights: Array(repeating: 1, count: used), largestLast: true)
-            return .onSchedule(SavingsSchedule.schedule(Array(dates.prefix(used)), amounts, startingAt: saved))
+            let dates = datesLeft(through: deadline)
+            guard dates > 0 else { return .unreachable(remaining: remaining, nearestDeadline: next) }
+            return evenly(over: dates)
         }
-        return .onSchedule(rest)
+        return .onSchedule(
+            InstallmentSeries(
+                interval, from: terms.start, firstIndex: firstIndex, count: Int(count), shares: .fixed(each: each, last: remaining - each * (count - 1)),
+                after: saved))
     }
 
     /// How many installments a plan spreading to a deadline was made with.

@@ -91,6 +91,87 @@ public struct Installment: Sendable, Hashable, Codable {
     }
 }
 
+/// The installments still due of a rebalanced plan. A deposit's reply reads four of them
+/// (the next three and the last) while a plan's rest can be 1,300 long, and listing them
+/// all for every deposit was a tenth of the savings service's CPU: so when the shares
+/// have a closed form (the same amount each with the leftover units one each to the last
+/// ones, or a fixed amount with a smaller last one), each installment is made when it is
+/// read, from its index. Others (the challenge's growing shares) are listed.
+public struct InstallmentSeries: RandomAccessCollection, Sendable, Hashable, ExpressibleByArrayLiteral {
+    /// How the amounts of a series are shared among its installments.
+    enum Shares: Sendable, Hashable {
+        /// `base` each, one unit more for the installments in `plusOne`.
+        case even(base: Int64, plusOne: Range<Int>)
+        /// `each` each, the last one `last`.
+        case fixed(each: Int64, last: Int64)
+
+        /// `total` split over `count` installments as ``SavingsSchedule/allocate(_:weights:largestLast:)``
+        /// splits it over equal weights: the quotient each, the remainder one unit each to
+        /// the last ones.
+        static func even(_ total: Int64, count: Int) -> Shares {
+            let (base, leftover) = total.quotientAndRemainder(dividingBy: Int64(count))
+            return .even(base: base, plusOne: (count - Int(leftover))..<count)
+        }
+    }
+
+    private enum Storage: Sendable, Hashable {
+        case listed([Installment])
+        /// Series index `firstIndex` on of `interval`'s dates from `start`, after `saved`.
+        case series(interval: SavingInterval, start: LocalDate, firstIndex: Int, shares: Shares, saved: Int64)
+    }
+
+    private let storage: Storage
+    public let count: Int
+
+    /// `count` installments from series index `firstIndex` of `interval`'s dates from
+    /// `start`, shared as `shares`, after `saved` (the first one's cumulative adds to it).
+    init(_ interval: SavingInterval, from start: LocalDate, firstIndex: Int, count: Int, shares: Shares, after saved: Int64) {
+        storage = .series(interval: interval, start: start, firstIndex: firstIndex, shares: shares, saved: saved)
+        self.count = count
+    }
+
+    /// These installments, as they are.
+    public init(listing installments: [Installment]) {
+        storage = .listed(installments)
+        count = installments.count
+    }
+
+    public init(arrayLiteral installments: Installment...) {
+        self.init(listing: installments)
+    }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    public subscript(position: Int) -> Installment {
+        switch storage {
+        case .listed(let installments):
+            return installments[position]
+        case .series(let interval, let start, let firstIndex, let shares, let saved):
+            precondition(position >= 0 && position < count, "installment index out of range")
+            let amount: Int64
+            let before: Int64
+            switch shares {
+            case .even(let base, let plusOne):
+                amount = base + (plusOne.contains(position) ? 1 : 0)
+                // The extra units of the installments before this one.
+                before = base * Int64(position) + Int64(Swift.max(0, Swift.min(position, plusOne.upperBound) - plusOne.lowerBound))
+            case .fixed(let each, let last):
+                amount = position == count - 1 ? last : each
+                before = each * Int64(position)
+            }
+            return Installment(date: interval.date(firstIndex + position, from: start), amount: amount, cumulative: saved + before + amount)
+        }
+    }
+
+    public static func == (left: InstallmentSeries, right: InstallmentSeries) -> Bool { left.elementsEqual(right) }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(count)
+        for installment in self { hasher.combine(installment) }
+    }
+}
+
 /// What a plan is made from, as the user chose it (amounts in minor units of one currency).
 public struct PlanTerms: Sendable, Hashable, Codable {
     public var method: SavingMethod

@@ -245,7 +245,7 @@ struct PlanOperations: Sendable {
             guard plan.state.isOpen, case .onSchedule(let installments) = plan.standing(at: context.receivedAt).outcome else {
                 return ScheduleView(installments: [], currency: plan.currency)
             }
-            return ScheduleView(installments: installments, currency: plan.currency)
+            return ScheduleView(installments: Array(installments), currency: plan.currency)
         }
     }
 

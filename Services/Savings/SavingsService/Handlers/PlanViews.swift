@@ -13,13 +13,22 @@ struct InstallmentWriter {
     private let cumulativeStart: Int, dateStart: Int, endStart: Int
 
     init(_ currency: Currency) {
-        let amount = Array(#"{"amount":{"currency":"\#(currency.code)","minor":"#.utf8)
-        let cumulative = Array(#"},"cumulative":{"currency":"\#(currency.code)","minor":"#.utf8)
-        let date = Array(#"},"date":""#.utf8)
-        text = amount + cumulative + date + Array(#""}"#.utf8)
-        cumulativeStart = amount.count
-        dateStart = cumulativeStart + cumulative.count
-        endStart = dateStart + date.count
+        // Built in one buffer, with no string interpolation: a deposit's reply makes two.
+        var text: [UInt8] = []
+        text.reserveCapacity(80)
+        func add(_ piece: StaticString) { text.append(contentsOf: UnsafeBufferPointer(start: piece.utf8Start, count: piece.utf8CodeUnitCount)) }
+        add(#"{"amount":{"currency":"#)
+        JSONValue.writeString(currency.code, to: &text)
+        add(#","minor":"#)
+        cumulativeStart = text.count
+        add(#"},"cumulative":{"currency":"#)
+        JSONValue.writeString(currency.code, to: &text)
+        add(#","minor":"#)
+        dateStart = text.count
+        add(#"},"date":""#)
+        endStart = text.count
+        add(#""}"#)
+        self.text = text
     }
 
     /// One installment.
@@ -96,7 +105,7 @@ struct PlanView: Sendable, JSONWrittenOnly {
         let currency = plan.currency
         func money(_ minor: Int64) -> Money { Money(minor: minor, currency: currency) }
         let pace = standing.pace
-        var schedule: [Installment] = []
+        var schedule: InstallmentSeries = []
         var status = plan.state == .cancelled ? "cancelled" : "completed"
         var nearestDeadline: LocalDate?
         switch standing.outcome {
@@ -109,22 +118,8 @@ struct PlanView: Sendable, JSONWrittenOnly {
             nearestDeadline = nearest
         }
         let open = plan.state.isOpen
-        var upcomingJSON: [UInt8] = []
-        InstallmentWriter(currency).writeArray(schedule.prefix(upcoming), to: &upcomingJSON)
-        var params = JSONObjectWriter(capacity: 120)
-        if let amount = plan.terms.amount { params.field("amount", money(amount)) }
-        if let income = plan.terms.income { params.field("income", money(income)) }
-        if let percent = plan.terms.percent { params.field("percent", Int64(percent)) }
-        var paramsJSON: [UInt8] = []
-        params.finish(into: &paramsJSON)
-        var reminders = JSONObjectWriter(capacity: 80)
-        reminders.field("enabled", plan.reminders)
-        reminders.field("time", plan.reminderTime.description)
-        reminders.field("timeZone", plan.timeZone)
-        var remindersJSON: [UInt8] = []
-        reminders.finish(into: &remindersJSON)
-
-        var object = JSONObjectWriter(capacity: 1_024 + upcomingJSON.count)
+        // Written in place, nested objects included: no buffer of its own to copy.
+        var object = JSONObjectWriter(taking: &output)
         object.field("behind", money(open ? pace.behind : 0))
         object.field("closedAt", plan.closedAt)
         object.field("createdAt", plan.createdAt)
@@ -141,19 +136,27 @@ struct PlanView: Sendable, JSONWrittenOnly {
         object.field("nearestDeadline", nearestDeadline?.description)
         object.field("next", schedule.first.map { InstallmentView(installment: $0, currency: currency) })
         object.field("onTrack", !open || (status != "unreachable" && pace.onTrack))
-        object.field("params", json: paramsJSON)
+        object.object("params") { params in
+            if let amount = plan.terms.amount { params.field("amount", money(amount)) }
+            if let income = plan.terms.income { params.field("income", money(income)) }
+            if let percent = plan.terms.percent { params.field("percent", Int64(percent)) }
+        }
         object.field("percent", Int64(pace.percent))
         object.field("reachDate", schedule.last?.date.description)
         object.field("remaining", money(max(0, plan.terms.target - plan.saved)))
-        object.field("reminders", json: remindersJSON)
+        object.object("reminders") { reminders in
+            reminders.field("enabled", plan.reminders)
+            reminders.field("time", plan.reminderTime.description)
+            reminders.field("timeZone", plan.timeZone)
+        }
         object.field("saved", money(plan.saved))
         object.field("startDate", plan.terms.start.description)
         object.field("state", plan.state.rawValue)
         object.field("status", status)
         object.field("target", money(plan.terms.target))
-        object.field("upcoming", json: upcomingJSON)
+        object.field("upcoming") { InstallmentWriter(currency).writeArray(schedule.prefix(upcoming), to: &$0) }
         object.field("updatedAt", plan.updatedAt)
-        object.finish(into: &output)
+        object.finish(returningTo: &output)
     }
 }
 
@@ -163,14 +166,14 @@ struct DepositView: Sendable, JSONWrittenOnly {
     var currency: Currency
 
     func writeJSON(to output: inout [UInt8]) {
-        var object = JSONObjectWriter(capacity: 200)
+        var object = JSONObjectWriter(taking: &output)
         object.field("amount", Money(minor: deposit.amount, currency: currency))
         object.field("createdAt", deposit.createdAt)
         object.field("date", deposit.date.description)
         object.field("id", deposit.id)
         object.field("note", deposit.note)
         object.field("planId", deposit.planID)
-        object.finish(into: &output)
+        object.finish(returningTo: &output)
     }
 }
 
@@ -180,10 +183,11 @@ struct DepositReply: Sendable, JSONWrittenOnly {
     var plan: PlanView
 
     func writeJSON(to output: inout [UInt8]) {
-        var object = JSONObjectWriter(capacity: 2_048)
+        output.reserveCapacity(output.count + 2_048)
+        var object = JSONObjectWriter(taking: &output)
         object.field("deposit", deposit)
         object.field("plan", plan)
-        object.finish(into: &output)
+        object.finish(returningTo: &output)
     }
 }
 

@@ -68,7 +68,7 @@ enum SavingsEvents {
         var deposit: DepositRow
 
         func writeJSON(to output: inout [UInt8]) {
-            var object = JSONObjectWriter(capacity: 300)
+            var object = JSONObjectWriter(taking: &output)
             object.field("amount", Money(minor: deposit.amount, currency: plan.currency))
             object.field("date", deposit.date.description)
             object.field("depositId", deposit.id)
@@ -77,7 +77,7 @@ enum SavingsEvents {
             object.field("saved", Money(minor: plan.saved, currency: plan.currency))
             object.field("target", Money(minor: plan.terms.target, currency: plan.currency))
             object.field("userId", plan.userID)
-            object.finish(into: &output)
+            object.finish(returningTo: &output)
         }
     }
 

@@ -87,7 +87,7 @@ struct PlanRow: Sendable, Hashable {
         var pace: PlanPace
 
         /// The installments still due, when the plan is open and its deadline can be kept.
-        var installments: [Installment] {
+        var installments: InstallmentSeries {
             if case .onSchedule(let installments) = outcome { return installments }
             return []
         }
