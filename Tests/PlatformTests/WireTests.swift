@@ -42,6 +42,18 @@ struct WireTests {
         }
     }
 
+    @Test("SHA-256 gives the standard's answers, fed at once or in parts; a request's idempotency hash is over its op, a zero byte and its data as sent")
+    func digests() throws {
+        #expect(Digest.sha256Hex(Data("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Digest.sha256Hex(Data()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        let parts = Digest.sha256 { update in
+            for piece in ["a", "", "bc"] { Data(piece.utf8).withUnsafeBytes(update) }
+        }
+        #expect(Digest.hex(parts) == Digest.sha256Hex(Data("abc".utf8)))
+        let request = try RequestEnvelope.parse(Data(#"{"id":"r1","op":"savings.deposits.record","data":{"b":1, "a":2}}"#.utf8))
+        #expect(request.requestHash == Digest.sha256Hex(Data("savings.deposits.record\u{0}{\"b\":1, \"a\":2}".utf8)))
+    }
+
     @Test("rejects invalid UTF-8 and deep nesting")
     func rejectsBadBytesAndDepth() {
         #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(Data([0x22, 0xC3, 0x28, 0x22])) }

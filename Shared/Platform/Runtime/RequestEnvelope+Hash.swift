@@ -5,9 +5,12 @@ extension RequestEnvelope {
     /// reuse of its key: computed over the bytes already at hand (a retry resends the same
     /// request), falling back to the canonical form for envelopes built in code.
     public var requestHash: String {
-        var input = Data(op.utf8)
-        input.append(0)
-        input.append(dataBytes ?? data.serialized)
-        return Digest.sha256Hex(input)
+        let digest = Digest.sha256 { update in
+            var op = op
+            op.withUTF8 { update(UnsafeRawBufferPointer($0)) }
+            withUnsafeBytes(of: UInt8(0)) { update($0) }
+            (dataBytes ?? data.serialized).withUnsafeBytes { update($0) }
+        }
+        return Digest.hex(digest)
     }
 }
