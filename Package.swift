@@ -24,6 +24,9 @@ var targets: [Target] = [
         name: "CZeroMQ", path: "Shared/CZeroMQ", pkgConfig: "libzmq",
         providers: [.apt(["libzmq3-dev"])]),
     .systemLibrary(name: "CBackendSystem", path: "Shared/CBackendSystem"),
+    // A SQLite VFS in C that gathers a fully synced database's log writes into one pwrite
+    // per commit (Shared/SQLiteWALBuffer/wal_buffer.c).
+    .target(name: "SQLiteWALBuffer", path: "Shared/SQLiteWALBuffer", linkerSettings: [.linkedLibrary("sqlite3")]),
     // libcurl's headers only: the library is loaded when a provider is first called
     // (Shared/CCurl/shim.h), so processes that never call one do not carry it.
     .systemLibrary(
@@ -38,7 +41,7 @@ var targets: [Target] = [
     .target(
         name: "Platform",
         dependencies: [
-            "ZeroMQ", "COpenSSL", "CCurl", "CBackendSystem", grdb, logging, lifecycle, argumentParser,
+            "ZeroMQ", "COpenSSL", "CCurl", "CBackendSystem", "SQLiteWALBuffer", grdb, logging, lifecycle, argumentParser,
             .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "Metrics", package: "swift-metrics"),
         ],
         path: "Shared/Platform"),
@@ -119,7 +122,7 @@ var targets: [Target] = [
     // Tests.
     .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"], path: "Tests/ZeroMQTests"),
     .testTarget(
-        name: "PlatformTests", dependencies: ["Platform", "ZeroMQ", "SharedTesting", "GatewayService", "LoadKit", "HTTPDoor", grdb, logging, lifecycle],
+        name: "PlatformTests", dependencies: ["Platform", "ZeroMQ", "SharedTesting", "GatewayService", "LoadKit", "HTTPDoor", "SQLiteWALBuffer", grdb, logging, lifecycle],
         path: "Tests/PlatformTests"),
     .testTarget(
         name: "AuthTests", dependencies: ["AuthService", "Platform", "SharedTesting", grdb, logging, lifecycle],

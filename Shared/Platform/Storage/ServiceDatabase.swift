@@ -1,6 +1,7 @@
 import CBackendSystem
 import Foundation
 import GRDB
+import SQLiteWALBuffer
 
 /// How a service's database survives a power loss.
 public enum Durability: String, Sendable, Codable {
@@ -41,6 +42,12 @@ public enum ServiceDatabase {
             try db.execute(sql: "PRAGMA temp_store = MEMORY")
         }
         let path = directory.appendingPathComponent("\(name).sqlite").path
+        if durability == .full {
+            // Its log's writes go to the kernel in one pwrite per commit, at the sync FULL
+            // makes before each commit is published (SQLiteWALBuffer): two per page before.
+            let code = backend_wal_buffer_enable(path)
+            guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "the log's write buffer") }
+        }
         let pool = try DatabasePool(path: path, configuration: configuration)
         // DatabasePool sets its writer to synchronous=NORMAL whatever prepareDatabase
         // asked for, so FULL is applied to the writer after opening.

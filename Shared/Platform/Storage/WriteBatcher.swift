@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import SQLiteWALBuffer
 import Synchronization
 
 /// Group commit: write requests that arrive together share one transaction, and so one
@@ -84,6 +85,9 @@ public final class WriteBatcher: Sendable {
     /// machine each hand-off between threads costs as much as a small write.
     private func startWriterThread() {
         let thread = Thread { [self] in
+            // Every transaction of this thread commits with the database's durability: a
+            // fully synced one's log writes may wait for its sync (SQLiteWALBuffer).
+            backend_wal_buffer_gather_on_this_thread(1)
             while true {
                 let batch = state.withLock { state -> [Job] in
                     let batch = Array(state.jobs.prefix(maxBatch))
