@@ -17,7 +17,13 @@
 //     platform names only those it opens with FULL), and the writing thread said it
 //     commits with FULL (backend_wal_buffer_gather_on_this_thread: the group-commit
 //     writer). Writes made when opening a database (GRDB writes one under NORMAL), by
-//     migrations or by any other thread go straight to the file.
+//     migrations or by any other thread go straight to the file;
+//   - a transaction that wrote frames before its commit (pages spilled from the cache)
+//     and then rolled back leaves dead frames in the buffer: written later, after the
+//     write lock is released, they could land over frames another connection committed
+//     meanwhile. The gathering thread says when its transaction ends, still holding the
+//     connection (backend_wal_buffer_transaction_ended), and they are dropped. (The
+//     platform also turns cache spilling off on such databases' writer.)
 // A failed flush is reported by the operation that made it (most often the sync), so a
 // commit whose frames could not be written fails as it would have at the write.
 #include "wal_buffer.h"
@@ -48,6 +54,9 @@ static atomic_llong gathered_writes, flushes;
 // Set on the threads whose transactions commit with synchronous=FULL (the platform's
 // group-commit writer): only their writes wait in a buffer.
 static _Thread_local int thread_gathers;
+// The log this thread last gathered into, until its transaction ends
+// (backend_wal_buffer_transaction_ended).
+static _Thread_local struct BufferedFile *thread_last_gathered;
 
 static sqlite3_file *real_file(sqlite3_file *file) { return ((BufferedFile *)file)->real; }
 
@@ -67,8 +76,8 @@ static int flush(BufferedFile *file) {
 static int buffered_write(sqlite3_file *handle, const void *data, int amount, sqlite3_int64 offset) {
     BufferedFile *file = (BufferedFile *)handle;
     if (thread_gathers && file->buffer == NULL) file->buffer = sqlite3_malloc(BUFFER_CAPACITY);
-    if (!thread_gathers || file->buffer == NULL) {
-        // Written now, after what waits (a transaction rolled back after its pages spilled).
+    if (!thread_gathers || file->buffer == NULL || amount > WRITE_PIECE) {
+        // Written now, after what waits.
         int rc = flush(file);
         if (rc != SQLITE_OK) return rc;
         return file->real->pMethods->xWrite(file->real, data, amount, offset);
@@ -77,16 +86,17 @@ static int buffered_write(sqlite3_file *handle, const void *data, int amount, sq
         int rc = flush(file);
         if (rc != SQLITE_OK) return rc;
     }
-    if (amount > WRITE_PIECE) return file->real->pMethods->xWrite(file->real, data, amount, offset);
     if (file->length == 0) file->start = offset;
     memcpy(file->buffer + file->length, data, (size_t)amount);
     file->length += amount;
+    thread_last_gathered = file;
     atomic_fetch_add(&gathered_writes, 1);
     return SQLITE_OK;
 }
 
 static int buffered_close(sqlite3_file *handle) {
     BufferedFile *file = (BufferedFile *)handle;
+    if (thread_last_gathered == file) thread_last_gathered = NULL;
     int flushed = flush(file);
     int rc = file->real->pMethods ? file->real->pMethods->xClose(file->real) : SQLITE_OK;
     sqlite3_free(file->buffer);
@@ -329,6 +339,18 @@ int backend_wal_buffer_enable(const char *database_path) {
 }
 
 void backend_wal_buffer_gather_on_this_thread(int gather) { thread_gathers = gather; }
+
+int backend_wal_buffer_transaction_ended(int committed) {
+    BufferedFile *file = thread_last_gathered;
+    thread_last_gathered = NULL;
+    if (file == NULL || file->length == 0) return SQLITE_OK;
+    if (committed) return flush(file);
+    // Frames of a transaction rolled back after its pages spilled: dead (the log's next
+    // frames go over them). Written later, they could land over frames another
+    // connection committed meanwhile, so they are dropped.
+    file->length = 0;
+    return SQLITE_OK;
+}
 
 void backend_wal_buffer_counts(long long *writes_gathered, long long *flush_count) {
     *writes_gathered = atomic_load(&gathered_writes);

@@ -184,7 +184,7 @@ struct WriteBatcherTests {
         }
         // A transaction larger than the writer's cache spills pages to the log before its
         // commit, rewrites some of them and reads them back: all in order.
-        try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = 20") }
+        try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = 20; PRAGMA cache_spill = ON") }
         try await batcher.write { db in
             for id in 10_000..<10_400 {
                 try db.execute(sql: "INSERT INTO item (id, writer, note) VALUES (?, -1, ?)", arguments: [id, String(repeating: "s", count: 2_000)])
@@ -192,7 +192,7 @@ struct WriteBatcherTests {
             try db.execute(sql: "UPDATE item SET note = 'rewritten' WHERE writer = -1 AND id % 3 = 0")
             return try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item WHERE note = 'rewritten'")
         }
-        try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -32768") }
+        try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA cache_size = -32768; PRAGMA cache_spill = OFF") }
         let after = Self.bufferCounts()
         if durability == .full {
             #expect(after.gathered - before.gathered > 1_000 && after.flushes - before.flushes < after.gathered - before.gathered)
@@ -208,5 +208,56 @@ struct WriteBatcherTests {
         #expect(counts.0 == 900 && counts.1 == 133)
         try await WriteBatcher(pool: reopened).write { db in try db.execute(sql: "INSERT INTO item (id, writer, note) VALUES (-1, -2, 'again')") }
         #expect(try await reopened.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") } == 901)
+    }
+
+    @Test("frames a gathering transaction spilled and then rolled back never land over another connection's commit", .timeLimit(.minutes(1)))
+    func rolledBackFramesDropped() async throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.url.appendingPathComponent("twowriters.sqlite").path
+        let pool = try ServiceDatabase.open(directory: directory.url, name: "twowriters", durability: .full) { migrator in
+            migrator.registerMigration("items") { db in
+                try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, note TEXT NOT NULL)")
+            }
+        }
+        // The log starts over (a full checkpoint), so the next frames go from its start.
+        try await pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        // On a gathering thread, as the group commit's writer: a transaction spills pages
+        // (cache spilling on, a tiny cache) and rolls back.
+        struct Abandoned: Error {}
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            backend_wal_buffer_gather_on_this_thread(1)
+            try? pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA cache_size = 10; PRAGMA cache_spill = ON")
+                do {
+                    try db.inTransaction {
+                        for id in 0..<300 {
+                            try db.execute(sql: "INSERT INTO item (id, note) VALUES (?, ?)", arguments: [id, String(repeating: "r", count: 2_000)])
+                        }
+                        throw Abandoned()
+                    }
+                } catch {
+                    _ = backend_wal_buffer_transaction_ended(0)
+                }
+                try db.execute(sql: "PRAGMA cache_size = -32768; PRAGMA cache_spill = OFF")
+            }
+            done.signal()
+        }
+        thread.start()
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                done.wait()
+                continuation.resume()
+            }
+        }
+        // Another connection commits frames where the abandoned ones were.
+        let other = try DatabaseQueue(path: path)
+        try await other.write { db in try db.execute(sql: "INSERT INTO item (id, note) VALUES (1000, 'other')") }
+        try other.close()
+        // The pool's writer and readers go on; the other connection's commit stands.
+        try await WriteBatcher(pool: pool).write { db in try db.execute(sql: "INSERT INTO item (id, note) VALUES (1001, 'pool')") }
+        let notes = try await pool.read { db in try String.fetchAll(db, sql: "SELECT note FROM item ORDER BY id") }
+        #expect(notes == ["other", "pool"])
+        #expect(try await pool.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
     }
 }

@@ -54,6 +54,14 @@ public enum ServiceDatabase {
         let synchronous = durability == .full ? "FULL" : "NORMAL"
         try pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            if durability == .full {
+                // No page goes to the log before its transaction commits: a group commit is
+                // small, and SQLite 3.40 can write a transaction that spilled pages and then
+                // rolled back to a savepoint (a failed request in a batch) with frames that
+                // recovery after a crash stops at, losing later acknowledged commits (found
+                // by a crash test of the log's write buffer, with or without it).
+                try db.execute(sql: "PRAGMA cache_spill = OFF")
+            }
             // The writer touches the hot pages of every index on each group commit; a
             // larger cache (32 MiB, a ceiling, filled only as pages are read) keeps them
             // in memory instead of reading them back. Readers keep SQLite's 2 MiB each.

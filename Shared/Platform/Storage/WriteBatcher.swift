@@ -116,14 +116,35 @@ public final class WriteBatcher: Sendable {
         do {
             let results: [Swift.Result<any Sendable, any Error>]
             do {
-                results = try pool.write { db in try Self.runWithoutSavepoints(batch, db) }
+                results = try transaction { db in try Self.runWithoutSavepoints(batch, db) }
             } catch is PartialWrite {
-                results = try pool.write { db in Self.runInSavepoints(batch, db) }
+                results = try transaction { db in Self.runInSavepoints(batch, db) }
             }
             for (job, result) in zip(batch, results) { job.done(result) }
         } catch {
             // The commit itself failed: nothing of the batch was written.
             for job in batch { job.done(.failure(error)) }
+        }
+    }
+
+    /// `body` in one transaction on the writer connection (as `pool.write`), then, still
+    /// holding the connection, tells the log's write buffer whether it committed: what a
+    /// rolled-back transaction whose pages spilled left there is dropped (SQLiteWALBuffer).
+    private func transaction<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.writeWithoutTransaction { db in
+            var result: T?
+            do {
+                try db.inTransaction {
+                    result = try body(db)
+                    return .commit
+                }
+            } catch {
+                _ = backend_wal_buffer_transaction_ended(0)
+                throw error
+            }
+            let code = backend_wal_buffer_transaction_ended(1)
+            guard code == ResultCode.SQLITE_OK.rawValue, let result else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "the log's write buffer") }
+            return result
         }
     }
 

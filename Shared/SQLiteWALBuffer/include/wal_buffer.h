@@ -22,6 +22,12 @@ int backend_wal_buffer_enable(const char *database_path);
 // set only on a thread whose every write transaction commits with synchronous=FULL.
 void backend_wal_buffer_gather_on_this_thread(int gather);
 
+// Says the write transaction this thread ran has ended (`committed`: 1, or 0 for rolled
+// back), while the thread still holds the connection: what a rolled-back transaction
+// left in the buffer is dropped (after a commit under FULL the buffer is already empty;
+// were it not, it is written). Returns SQLITE_OK or the write's error.
+int backend_wal_buffer_transaction_ended(int committed);
+
 // How many log writes and flushes the buffered logs of this process have made, for tests.
 void backend_wal_buffer_counts(long long *writes_gathered, long long *flushes);
 
