@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sqlite3.h>
 #include <malloc.h>
+#include <sys/prctl.h>
 
 // glibc 2.34+: close every descriptor from `from` up in the child of posix_spawn (declared
 // by spawn.h only under _GNU_SOURCE, which Swift's Glibc module does not set).
@@ -17,6 +18,10 @@ static inline int backend_spawn_close_from(posix_spawn_file_actions_t *actions, 
 
 // The calling thread's kernel id (glibc's gettid() is not visible to Swift everywhere).
 static inline pid_t backend_gettid(void) { return (pid_t)syscall(SYS_gettid); }
+
+// Names the calling thread for the kernel (top -H, perf, /proc/<pid>/task/*/comm): at most
+// 15 bytes are kept. Foundation on Linux keeps Thread.name in the object only.
+static inline int backend_name_this_thread(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }
 
 // Lowers (or raises) the calling thread's scheduling priority.
 static inline int backend_set_thread_niceness(int niceness) {

@@ -34,7 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BUFFER_CAPACITY = 1 << 20, WRITE_PIECE = 1 << 16 };
+// WRITE_PIECE: the most unix's xWrite takes in one call is 128 KiB less a byte (it masks
+// the length to 17 bits); 31 pages of 4 KiB.
+enum { BUFFER_CAPACITY = 1 << 20, WRITE_PIECE = 31 * 4096 };
 
 typedef struct BufferedFile {
     sqlite3_file base;

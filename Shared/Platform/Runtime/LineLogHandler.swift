@@ -122,6 +122,7 @@ final class LogSink: Sendable {
 
     private init() {
         let thread = Thread { [self] in
+            Thread.nameForKernel("log-writer")
             while true {
                 usleep(50_000)
                 flush()

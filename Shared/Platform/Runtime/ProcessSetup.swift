@@ -97,6 +97,7 @@ public enum ProcessSetup {
     public static func watchParent() {
         let parent = getppid()
         let thread = Thread {
+            Thread.nameForKernel("parent-watch")
             while getppid() == parent { usleep(200_000) }
             kill(getpid(), SIGTERM)
             // If graceful shutdown hangs, do not linger as an orphan.

@@ -58,6 +58,7 @@ public final class SpawnedProcess: Sendable {
         guard result == 0 else { throw SpawnError(description: "cannot start \(executable): \(String(cString: strerror(result)))") }
         pid = child
         let waiter = Thread { [self, child] in
+            Thread.nameForKernel("wait-\(child)")
             var status: Int32 = 0
             while waitpid(child, &status, 0) < 0 && errno == EINTR {}
             // Exited: its code; killed: the signal's number (as Foundation's Process reports).

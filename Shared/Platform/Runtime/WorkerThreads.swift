@@ -31,6 +31,7 @@ public final class WorkerThreads: Sendable {
     public init(name: String, count: Int, niceness: Int32 = 0) {
         for index in 0..<count {
             let thread = Thread { [self] in
+                Thread.nameForKernel("\(name)-\(index)")
                 if niceness != 0 {
                     _ = backend_set_thread_niceness(niceness)
                 }

@@ -85,6 +85,7 @@ public final class WriteBatcher: Sendable {
     /// machine each hand-off between threads costs as much as a small write.
     private func startWriterThread() {
         let thread = Thread { [self] in
+            Thread.nameForKernel("writer")
             // Every transaction of this thread commits with the database's durability: a
             // fully synced one's log writes may wait for its sync (SQLiteWALBuffer).
             backend_wal_buffer_gather_on_this_thread(1)
