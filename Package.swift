@@ -24,8 +24,8 @@ var targets: [Target] = [
         name: "CZeroMQ", path: "Shared/CZeroMQ", pkgConfig: "libzmq",
         providers: [.apt(["libzmq3-dev"])]),
     .systemLibrary(name: "CBackendSystem", path: "Shared/CBackendSystem"),
-    // A SQLite VFS in C that gathers a fully synced database's log writes into one pwrite
-    // per commit (Shared/SQLiteWALBuffer/wal_buffer.c).
+    // A SQLite VFS in C that gathers a fully synced database's log writes into one buffer
+    // per commit, written at its sync (Shared/SQLiteWALBuffer/wal_buffer.c).
     .target(name: "SQLiteWALBuffer", path: "Shared/SQLiteWALBuffer", linkerSettings: [.linkedLibrary("sqlite3")]),
     // libcurl's headers only: the library is loaded when a provider is first called
     // (Shared/CCurl/shim.h), so processes that never call one do not carry it.

@@ -43,8 +43,8 @@ public enum ServiceDatabase {
         }
         let path = directory.appendingPathComponent("\(name).sqlite").path
         if durability == .full {
-            // Its log's writes go to the kernel in one pwrite per commit, at the sync FULL
-            // makes before each commit is published (SQLiteWALBuffer): two per page before.
+            // Its log's writes go to the kernel together, at the sync FULL makes before each
+            // commit is published (SQLiteWALBuffer): two pwrites per page before.
             let code = backend_wal_buffer_enable(path)
             guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "the log's write buffer") }
         }

@@ -144,8 +144,8 @@ public final class WriteBatcher: Sendable {
                 throw error
             }
             let code = backend_wal_buffer_transaction_ended(1)
-            guard code == ResultCode.SQLITE_OK.rawValue, let result else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "the log's write buffer") }
-            return result
+            guard code == ResultCode.SQLITE_OK.rawValue else { throw DatabaseError(resultCode: ResultCode(rawValue: code), message: "the log's write buffer") }
+            return result!
         }
     }
 

@@ -2,9 +2,9 @@
 #define BACKEND_WAL_BUFFER_H
 
 // A SQLite VFS over the default one that gathers the writes of a database's write-ahead
-// log into one buffer and hands them to the kernel in one pwrite when SQLite syncs the
-// log (at each commit under synchronous=FULL), instead of two pwrites per page (a frame's
-// 24-byte header, then the page). See wal_buffer.c for the rules that keep it exact.
+// log into one buffer and hands them to the kernel when SQLite syncs the log (at each
+// commit under synchronous=FULL), in pwrites of up to 124 KiB, instead of two pwrites per
+// page (a frame's 24-byte header, then the page). See wal_buffer.c for the rules that keep it exact.
 
 // Registers the VFS as the process's default (once; later calls do nothing). Files of
 // databases not named by backend_wal_buffer_enable pass straight through.
