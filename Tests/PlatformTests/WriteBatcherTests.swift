@@ -260,4 +260,59 @@ struct WriteBatcherTests {
         #expect(notes == ["other", "pool"])
         #expect(try await pool.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
     }
+
+    @Test("the writer starts the log over: past its limit even while writes keep coming, at a smaller one when it has nothing to do")
+    func logRestartRule() {
+        let rule = LogRestart(idleFrames: 100, busyFrames: 1_000)
+        #expect(!rule.due(frames: 99, writesWaiting: false))
+        #expect(rule.due(frames: 100, writesWaiting: false))
+        #expect(!rule.due(frames: 999, writesWaiting: true))
+        #expect(rule.due(frames: 1_000, writesWaiting: true))
+        #expect(rule.due(frames: 1_000, writesWaiting: false))
+    }
+
+    /// The log's length in frames (another connection's passive checkpoint reports it).
+    private static func logFrames(_ pool: DatabasePool) throws -> Int {
+        let other = try DatabaseQueue(path: pool.path)
+        defer { try? other.close() }
+        return try other.writeWithoutTransaction { db in try db.checkpoint(.passive).walFrameCount }
+    }
+
+    /// `count` one-page writes queued at once (the writer always has more waiting), then
+    /// one more after the writer has had nothing to do.
+    private static func writePages(_ count: Int, restart: LogRestart) async throws -> Int {
+        let (directory, pool) = try open()
+        defer { _ = directory }
+        let batcher = WriteBatcher(pool: pool, logRestart: restart)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for id in 0..<count {
+                group.addTask {
+                    try await batcher.write { db in
+                        try db.execute(sql: "INSERT INTO item (id, note) VALUES (?, hex(randomblob(1500)))", arguments: [id])
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        try await batcher.write { db in try db.execute(sql: "INSERT INTO item (id, note) VALUES (?, 'last')", arguments: [count]) }
+        #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") } == count + 1)
+        return try logFrames(pool)
+    }
+
+    @Test("under a steady stream of writes the log starts over once it passes the writer's limit", .timeLimit(.minutes(1)))
+    func logStartsOverUnderSteadyWrites() async throws {
+        // Without the writer's checkpoint nothing starts the log over (the writer's commits
+        // replace SQLite's automatic checkpoint): it holds every page written.
+        #expect(try await Self.writePages(2_000, restart: LogRestart(idleFrames: .max, busyFrames: .max)) > 2_000)
+        // With it, the log holds at most the limit and the batches written since.
+        #expect(try await Self.writePages(2_000, restart: LogRestart(idleFrames: .max, busyFrames: 300)) < 1_000)
+    }
+
+    @Test("once the writer has nothing to do, a log past the smaller limit starts over at the next write", .timeLimit(.minutes(1)))
+    func logStartsOverWhenIdle() async throws {
+        // The last write comes after a quiet spell: the log before it was checkpointed, and
+        // the write starts it over.
+        #expect(try await Self.writePages(500, restart: LogRestart(idleFrames: 100, busyFrames: .max)) < 20)
+    }
 }

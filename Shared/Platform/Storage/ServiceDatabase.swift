@@ -66,8 +66,10 @@ public enum ServiceDatabase {
             // larger cache (32 MiB, a ceiling, filled only as pages are read) keeps them
             // in memory instead of reading them back. Readers keep SQLite's 2 MiB each.
             try db.execute(sql: "PRAGMA cache_size = -32768")
-            // Checkpoints run beside the writer (WALCheckpointer); the writer's own, at
-            // 8,000 pages (32 MiB of log) instead of 1,000, is only a backstop.
+            // Checkpoints run beside the writer (WALCheckpointer). The group commit's writer
+            // replaces SQLite's automatic checkpoint on this connection with its own rule
+            // (WriteBatcher's LogRestart); until its first batch, and for a pool written
+            // without one, the automatic one runs at 8,000 pages (32 MiB of log).
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 8000")
         }
         var migrator = DatabaseMigrator()

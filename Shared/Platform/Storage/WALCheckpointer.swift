@@ -9,9 +9,9 @@ import ServiceLifecycle
 /// service's one writer thread would stop every few hundred writes to read and write a few
 /// megabytes and fsync the database file. This checkpoints passively (never waiting for a
 /// lock, never blocking a reader or the writer) from its own connection on its own thread,
-/// a few times a second while writes come in. The writer's automatic checkpoint stays on
-/// with a higher threshold (``ServiceDatabase``) as a backstop, so the log stays bounded
-/// even if this falls behind.
+/// a few times a second while writes come in. Under a steady stream of writes it never
+/// finds the log complete, and SQLite starts the log over only then: the group commit's
+/// writer runs the last, short checkpoint itself, between batches (``LogRestart``).
 public struct WALCheckpointer: Service {
     let path: String
     let logger: Logger
