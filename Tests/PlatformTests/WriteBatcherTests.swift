@@ -315,4 +315,53 @@ struct WriteBatcherTests {
         // the write starts it over.
         #expect(try await Self.writePages(500, restart: LogRestart(idleFrames: 100, busyFrames: .max)) < 20)
     }
+
+    @Test("writes on the pool outside the batcher, which SQLite's automatic checkpoint no longer covers, are still checkpointed at the backstop", .timeLimit(.minutes(1)))
+    func backstopForOtherWrites() async throws {
+        let (directory, pool) = try Self.open()
+        defer { _ = directory }
+        let restart = LogRestart(idleFrames: .max, busyFrames: 100)
+        #expect(restart.backstopFrames == 200)
+        // The batcher's first write puts its hook on the writer connection.
+        try await WriteBatcher(pool: pool, logRestart: restart).write { db in try db.execute(sql: "INSERT INTO item (id, note) VALUES (0, 'first')") }
+        for id in 1...1_000 {
+            try await pool.write { db in try db.execute(sql: "INSERT INTO item (id, note) VALUES (?, hex(randomblob(1500)))", arguments: [id]) }
+        }
+        #expect(try Self.logFrames(pool) < 250)
+    }
+
+    @Test("a log that grew behind a long read is cut back to 40 MiB once it starts over", .timeLimit(.minutes(2)))
+    func logCutBackAfterLongRead() async throws {
+        let (directory, pool) = try Self.open()
+        defer { _ = directory }
+        let batcher = WriteBatcher(pool: pool)
+        try await batcher.write { db in try db.execute(sql: "INSERT INTO item (id, note) VALUES (0, 'first')") }
+        let wal = pool.path + "-wal"
+        func walBytes() throws -> Int { try (FileManager.default.attributesOfItem(atPath: wal)[.size] as? NSNumber)?.intValue ?? 0 }
+        // A reader holds its snapshot while about 48 MiB of pages are written.
+        var holding = Configuration()
+        holding.allowsUnsafeTransactions = true
+        let reader = try DatabaseQueue(path: pool.path, configuration: holding)
+        try await reader.writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN DEFERRED")
+            _ = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item")
+        }
+        for batch in 0..<120 {
+            try await batcher.write { db in
+                for row in 0..<100 {
+                    try db.execute(sql: "INSERT INTO item (id, note) VALUES (?, hex(randomblob(1500)))", arguments: [1 + batch * 100 + row])
+                }
+            }
+        }
+        #expect(try walBytes() > 40 << 20)
+        try await reader.writeWithoutTransaction { db in try db.execute(sql: "COMMIT") }
+        try reader.close()
+        // Quiet writes: the writer checkpoints the backlog, the next write starts the log over.
+        for id in 20_000..<20_003 {
+            try await Task.sleep(for: .milliseconds(50))
+            try await batcher.write { db in try db.execute(sql: "INSERT INTO item (id, note) VALUES (?, 'after')", arguments: [id]) }
+        }
+        #expect(try walBytes() <= 40 << 20)
+        #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item") } == 12_004)
+    }
 }

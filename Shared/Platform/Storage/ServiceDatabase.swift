@@ -68,9 +68,13 @@ public enum ServiceDatabase {
             try db.execute(sql: "PRAGMA cache_size = -32768")
             // Checkpoints run beside the writer (WALCheckpointer). The group commit's writer
             // replaces SQLite's automatic checkpoint on this connection with its own rule
-            // (WriteBatcher's LogRestart); until its first batch, and for a pool written
-            // without one, the automatic one runs at 8,000 pages (32 MiB of log).
+            // (WriteBatcher's LogRestart, whose backstop keeps SQLite's for other writes);
+            // until its first batch the automatic one runs at 8,000 pages (32 MiB of log).
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 8000")
+            // A read holding an old snapshot keeps the log from starting over, and it grows
+            // meanwhile: 40 MiB (above the writer's rule) is what the file is cut back to when
+            // the log next starts over, instead of keeping its largest size for good.
+            try db.execute(sql: "PRAGMA journal_size_limit = \(40 << 20)")
         }
         var migrator = DatabaseMigrator()
         PlatformMigrations.register(in: &migrator)

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import GRDBSQLite
+import Logging
 import SQLiteWALBuffer
 import Synchronization
 
@@ -46,7 +47,8 @@ public final class WriteBatcher: Sendable {
     private let idleExit: DispatchTimeInterval
     private let logRestart: LogRestart
     /// The log's length in frames after the writer connection's last commit.
-    private let logFrames = LogFrames()
+    private let logFrames: LogFrames
+    private static let logger = Logger(label: "write-batcher")
 
     /// Creates a batcher over the service's database. Its writer thread starts with the
     /// first write and ends after `idleExit` without one.
@@ -55,6 +57,7 @@ public final class WriteBatcher: Sendable {
         self.maxBatch = maxBatch
         self.idleExit = idleExit
         self.logRestart = logRestart
+        self.logFrames = LogFrames(backstop: logRestart.backstopFrames)
     }
 
     /// Runs `body` in the next group transaction and returns its result once that
@@ -139,7 +142,12 @@ public final class WriteBatcher: Sendable {
             // Passive: what the checkpointer beside the writer has not copied yet, then the
             // next transaction starts the log over. Busy (the checkpointer is at it): the
             // next batch tries again.
-            _ = try? pool.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+            do {
+                _ = try pool.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+            } catch {
+                Self.logger.warning("checkpoint failed", metadata: ["error": "\((error as? DatabaseError)?.resultCode.description ?? "\(type(of: error))")"])
+            }
         }
     }
 
@@ -216,13 +224,22 @@ public final class WriteBatcher: Sendable {
 ///
 /// So the writer runs that last checkpoint itself, after the batch's callers have their
 /// replies: when it has nothing else to do and the log holds at least `idleFrames`, or,
-/// however busy it is, once the log holds `busyFrames`. What it copies is mostly what came
-/// in since the checkpointer's last pass. (The log file keeps its largest size,
-/// `busyFrames` pages and a little more: 32 MiB of disk at the default, as SQLite's own
-/// checkpoint at 8,000 pages left it. 32,768 pages measured the same.)
+/// however busy it is, once the log holds `busyFrames` (32 MiB at the default, as SQLite's
+/// own checkpoint at 8,000 pages left it; 32,768 pages measured the same). What it copies
+/// is normally what came in since the checkpointer's last pass.
+///
+/// Other writes on the pool's writer connection (`pool.write`: event subscribers, timers,
+/// housekeeping) commit under the same hook, so SQLite's behaviour is kept for them as a
+/// backstop: a commit that leaves the log at `backstopFrames` or more checkpoints in place.
+/// A read that holds an old snapshot keeps the log from starting over, whoever
+/// checkpoints, so the log grows behind it; ``ServiceDatabase`` sets `journal_size_limit`
+/// so that the file is cut back when the log next starts over.
 public struct LogRestart: Sendable {
     public var idleFrames: Int
     public var busyFrames: Int
+
+    /// Twice `busyFrames`.
+    public var backstopFrames: Int { busyFrames > Int.max / 2 ? Int.max : busyFrames * 2 }
 
     public init(idleFrames: Int = 1_000, busyFrames: Int = 8_192) {
         self.idleFrames = idleFrames
@@ -239,16 +256,23 @@ public struct LogRestart: Sendable {
 /// hook, which replaces the automatic checkpoint on that connection).
 private final class LogFrames: Sendable {
     let frames = Atomic<Int>(0)
+    /// The length at which a commit checkpoints in place, as SQLite's automatic checkpoint.
+    let backstop: Int
+
     /// Retained for the life of the process: the connection may call the hook after the
     /// batcher that installed it is gone (a later write on the pool).
-    init() {
+    init(backstop: Int) {
+        self.backstop = backstop
         _ = Unmanaged.passRetained(self)
     }
 
     /// Makes this counter the one the connection's commits update.
     func hear(_ connection: OpaquePointer?) {
-        sqlite3_wal_hook(connection, { context, _, _, frames in
-            Unmanaged<LogFrames>.fromOpaque(context!).takeUnretainedValue().frames.store(Int(frames), ordering: .relaxed)
+        sqlite3_wal_hook(connection, { context, connection, database, frames in
+            let counter = Unmanaged<LogFrames>.fromOpaque(context!).takeUnretainedValue()
+            counter.frames.store(Int(frames), ordering: .relaxed)
+            // As SQLite's own hook: the commit is durable; a failed checkpoint is not its error.
+            if Int(frames) >= counter.backstop { _ = sqlite3_wal_checkpoint(connection, database) }
             return SQLITE_OK
         }, Unmanaged.passUnretained(self).toOpaque())
     }
