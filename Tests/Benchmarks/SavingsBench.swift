@@ -55,10 +55,14 @@ struct SavingsBench: AsyncParsableCommand {
             }
             let result = try await LoadGenerator.run(
                 endpoint: configuration.gatewayEndpoint, bodies: bodies, expected: Data(#""ok":true"#.utf8), inFlight: inFlight, warmup: 1, seconds: seconds)
+            // The issue's target is one preview's answer; 16 at once measure throughput (their
+            // mean latency is 16 / rate by Little's law, whatever the service does).
+            let verdict = inFlight == 1
+                ? "(target p99 under 2 ms) " + (result.p99 < 2_000 && result.errors == 0 ? "PASS" : "FAIL")
+                : "(throughput: the target is for one preview at a time)"
             report(String(
-                format: "savings.plans.preview, 10 years weekly (%lld installments), %d in flight: %.0f req/s, p50 %.2f ms, p99 %.2f ms, %d errors (target p99 under 2 ms) %@",
-                installments, inFlight, result.rate, result.p50 / 1000, result.p99 / 1000, result.errors,
-                result.p99 < 2_000 && result.errors == 0 ? "PASS" : "FAIL"))
+                format: "savings.plans.preview, 10 years weekly (%lld installments), %d in flight: %.0f req/s, p50 %.2f ms, p99 %.2f ms, %d errors %@",
+                installments, inFlight, result.rate, result.p50 / 1000, result.p99 / 1000, result.errors, verdict))
         }
 
         // (2) Deposits: each a durable write (synchronous=FULL) with its rebalance, reminder and event.
