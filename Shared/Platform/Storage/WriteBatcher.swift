@@ -146,7 +146,7 @@ public final class WriteBatcher: Sendable {
                 _ = try pool.writeWithoutTransaction { db in try db.checkpoint(.passive) }
             } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
             } catch {
-                Self.logger.warning("checkpoint failed", metadata: ["error": "\((error as? DatabaseError)?.resultCode.description ?? "\(type(of: error))")"])
+                Self.logger.warning("checkpoint failed", metadata: ["error": "\(error)"])
             }
         }
     }
